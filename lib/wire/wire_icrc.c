@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The RoCE v2 invariant CRC (IBTA Annex A17.3.3, as Linux rxe computes it): CRC-32 over 8 bytes
+ * of 0xFF standing for the masked LRH, then the IP header with its variant fields (IPv4 TOS,
+ * TTL, header checksum; IPv6 traffic class, flow label, hop limit) set to all ones, the UDP
+ * header with its checksum set to ones, the BTH with its byte 4 (FECN/BECN/reserved) set to
+ * 0xFF, and the rest of the packet up to the ICRC. The CRC is ISA-L's (chainable, SIMD).
+ */
+
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "droce_wire.h"
+
+/* 8 bytes of 0xFF + the largest IPv4 header (60) + UDP (8) + BTH (12). */
+#define MASKED_MAX (8 + 60 + 8 + DROCE_BTH_LEN)
+
+/*
+ * Copy the variant part of the packet (IP + UDP + BTH) after 8 bytes of 0xFF into @p out,
+ * masked. Return how many bytes of @p out to hash, or 0 when @p len cannot hold the headers;
+ * *@p covered is how many packet bytes that consumed.
+ */
+static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out, uint32_t *covered)
+{
+	uint32_t ip_len;
+	uint8_t *ip = out + 8;
+
+	if (len < 1)
+		return 0;
+	ip_len = (l3[0] >> 4) == 6 ? sizeof(struct rte_ipv6_hdr) : (uint32_t)(l3[0] & 0xf) * 4;
+	if (ip_len < sizeof(struct rte_ipv4_hdr) || len < ip_len + 8 + DROCE_BTH_LEN)
+		return 0;
+	memset(out, 0xff, 8);
+	memcpy(ip, l3, ip_len + 8 + DROCE_BTH_LEN);
+	if ((l3[0] >> 4) == 6) {
+		ip[0] |= 0x0f;                          /* traffic class, low nibble */
+		ip[1] = ip[2] = ip[3] = 0xff;           /* traffic class, flow label */
+		ip[7] = 0xff;                           /* hop limit */
+	} else {
+		ip[1] = 0xff;                           /* TOS */
+		ip[8] = 0xff;                           /* TTL */
+		ip[10] = ip[11] = 0xff;                 /* header checksum */
+	}
+	ip[ip_len + 6] = ip[ip_len + 7] = 0xff;        /* UDP checksum */
+	ip[ip_len + 8 + 4] = 0xff;                     /* BTH F/B/reserved byte */
+	*covered = ip_len + 8 + DROCE_BTH_LEN;
+	return 8 + *covered;
+}
+
+uint32_t droce_icrc(const void *l3, uint32_t len)
+{
+	uint8_t masked[MASKED_MAX];
+	uint32_t covered;
+	uint32_t n = masked_headers(l3, len, masked, &covered);
+	uint32_t crc;
+
+	if (n == 0)
+		return 0;
+	crc = crc32_gzip_refl(0, masked, n);
+	return crc32_gzip_refl(crc, (const uint8_t *)l3 + covered, len - covered);
+}
+
+uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+{
+	uint8_t masked[MASKED_MAX], copy[MASKED_MAX - 8];
+	uint32_t covered, n, crc, off, left;
+	const uint8_t *hdrs;
+
+	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
+		return 0;
+	/* The headers are usually contiguous; when a chain splits them, gather a copy. */
+	hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
+	n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked, &covered);
+	if (n == 0)
+		return 0;
+	crc = crc32_gzip_refl(0, masked, n);
+
+	/* The rest may span segments: walk them. */
+	off = l3_off + covered;
+	left = len - covered;
+	for (; m != NULL && left > 0; m = m->next) {
+		uint32_t seg = rte_pktmbuf_data_len(m), take;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		take = RTE_MIN(seg - off, left);
+		crc = crc32_gzip_refl(crc, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), take);
+		left -= take;
+		off = 0;
+	}
+	return left == 0 ? crc : 0;
+}

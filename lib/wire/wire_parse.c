@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The RoCE v2 frame parser. Every read is preceded by a check that the bytes exist: @seg bytes
+ * are contiguous from the frame start, @total bytes exist in all (seg <= total). A header that
+ * lies past @total makes the frame TRUNCATED; one that exists but past @seg is HDR_SPLIT.
+ */
+
+#include <string.h>
+
+#include <rte_ip.h>
+
+#include "droce_config.h"
+#include "droce_wire.h"
+
+static const char *const err_names[] = {
+	[DROCE_PARSE_OK] = "OK",
+#define ERR_NAME(name, desc) [DROCE_PARSE_##name] = #name,
+	DROCE_PARSE_ERRORS(ERR_NAME)
+#undef ERR_NAME
+};
+
+static const char *const err_descs[] = {
+	[DROCE_PARSE_OK] = "accepted",
+#define ERR_DESC(name, desc) [DROCE_PARSE_##name] = desc,
+	DROCE_PARSE_ERRORS(ERR_DESC)
+#undef ERR_DESC
+};
+
+const char *droce_parse_err_name(enum droce_parse_err err)
+{
+	return (unsigned int)err < DROCE_PARSE_ERR_NUM ? err_names[err] : "INVALID";
+}
+
+const char *droce_parse_err_str(enum droce_parse_err err)
+{
+	return (unsigned int)err < DROCE_PARSE_ERR_NUM ? err_descs[err] : "invalid parse result";
+}
+
+/* Do @need bytes from the frame start exist, and are they contiguous? */
+static inline enum droce_parse_err have(uint32_t need, uint32_t seg, uint32_t total)
+{
+	if (need > total)
+		return DROCE_PARSE_TRUNCATED;
+	if (need > seg)
+		return DROCE_PARSE_HDR_SPLIT;
+	return DROCE_PARSE_OK;
+}
+
+#define CHECK(expr) do { enum droce_parse_err e_ = (expr); if (e_ != DROCE_PARSE_OK) return e_; } while (0)
+
+static void gid_from_v4(uint8_t gid[16], rte_be32_t addr)
+{
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &addr, 4);
+}
+
+/* IPv4: fills pkt's L3 fields; *l3_end = offset just past the IP datagram. */
+static enum droce_parse_err parse_ipv4(const uint8_t *d, uint32_t seg, uint32_t total,
+				       struct droce_pkt *pkt, uint32_t *l3_end)
+{
+	const struct rte_ipv4_hdr *ip;
+	uint32_t ihl, tot;
+
+	CHECK(have(pkt->l3_off + sizeof(*ip), seg, total));
+	ip = (const struct rte_ipv4_hdr *)(d + pkt->l3_off);
+	if ((ip->version_ihl >> 4) != 4)
+		return DROCE_PARSE_BAD_IP_VERSION;
+	ihl = (ip->version_ihl & 0xf) * 4u;
+	if (ihl < sizeof(*ip))
+		return DROCE_PARSE_BAD_IHL;
+	CHECK(have(pkt->l3_off + ihl, seg, total));
+	tot = rte_be_to_cpu_16(ip->total_length);
+	if (tot < ihl || pkt->l3_off + tot > total)
+		return DROCE_PARSE_BAD_IP_LEN;
+	if (rte_raw_cksum(ip, ihl) != 0xffff)
+		return DROCE_PARSE_BAD_IP_CSUM;
+	if (rte_be_to_cpu_16(ip->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		return DROCE_PARSE_IP_FRAGMENT;
+	if (ip->next_proto_id != IPPROTO_UDP)
+		return DROCE_PARSE_NOT_UDP;
+	pkt->ipv6 = 0;
+	pkt->tclass = ip->type_of_service;
+	pkt->hop_limit = ip->time_to_live;
+	pkt->flow_label = 0;
+	gid_from_v4(pkt->sgid, ip->src_addr);
+	gid_from_v4(pkt->dgid, ip->dst_addr);
+	pkt->l4_off = pkt->l3_off + ihl;
+	*l3_end = pkt->l3_off + tot;
+	return DROCE_PARSE_OK;
+}
+
+static enum droce_parse_err parse_ipv6(const uint8_t *d, uint32_t seg, uint32_t total,
+				       struct droce_pkt *pkt, uint32_t *l3_end)
+{
+	const struct rte_ipv6_hdr *ip;
+	uint32_t vtc, plen;
+
+	CHECK(have(pkt->l3_off + sizeof(*ip), seg, total));
+	ip = (const struct rte_ipv6_hdr *)(d + pkt->l3_off);
+	vtc = rte_be_to_cpu_32(ip->vtc_flow);
+	if ((vtc >> 28) != 6)
+		return DROCE_PARSE_BAD_IP_VERSION;
+	plen = rte_be_to_cpu_16(ip->payload_len);
+	if (plen == 0 || pkt->l3_off + sizeof(*ip) + plen > total)
+		return DROCE_PARSE_BAD_IP_LEN;
+	if (ip->proto == IPPROTO_FRAGMENT)
+		return DROCE_PARSE_IP_FRAGMENT;
+	/* RoCE v2 carries no IPv6 extension headers: anything but UDP here is not ours. */
+	if (ip->proto != IPPROTO_UDP)
+		return DROCE_PARSE_NOT_UDP;
+	pkt->ipv6 = 1;
+	pkt->tclass = (vtc >> 20) & 0xff;
+	pkt->flow_label = vtc & 0xfffff;
+	pkt->hop_limit = ip->hop_limits;
+	memcpy(pkt->sgid, ip->src_addr, 16);
+	memcpy(pkt->dgid, ip->dst_addr, 16);
+	pkt->l4_off = pkt->l3_off + sizeof(*ip);
+	*l3_end = pkt->l3_off + sizeof(*ip) + plen;
+	return DROCE_PARSE_OK;
+}
+
+static enum droce_parse_err parse_l2(const uint8_t *d, uint32_t seg, uint32_t total,
+				     struct droce_pkt *pkt, uint16_t *ethertype)
+{
+	const struct rte_ether_hdr *eth;
+	const struct rte_vlan_hdr *vlan;
+
+	CHECK(have(sizeof(*eth), seg, total));
+	eth = (const struct rte_ether_hdr *)d;
+	*ethertype = rte_be_to_cpu_16(eth->ether_type);
+	pkt->l3_off = sizeof(*eth);
+	pkt->vlan_tci = 0;
+	if (*ethertype == RTE_ETHER_TYPE_VLAN) {
+		CHECK(have(sizeof(*eth) + sizeof(*vlan), seg, total));
+		vlan = (const struct rte_vlan_hdr *)(eth + 1);
+		pkt->vlan_tci = rte_be_to_cpu_16(vlan->vlan_tci);
+		*ethertype = rte_be_to_cpu_16(vlan->eth_proto);
+		pkt->l3_off += sizeof(*vlan);
+	}
+	return DROCE_PARSE_OK;
+}
+
+/* The headers of a frame: everything but the ICRC check. */
+static enum droce_parse_err parse_headers(const uint8_t *d, uint32_t seg, uint32_t total,
+					  struct droce_pkt *pkt)
+{
+	const struct droce_opcode_info *info;
+	const struct rte_udp_hdr *udp;
+	const struct droce_bth *bth;
+	uint16_t ethertype;
+	uint32_t l3_end, avail, body;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->hdr = d;
+	CHECK(parse_l2(d, seg, total, pkt, &ethertype));
+	if (ethertype == RTE_ETHER_TYPE_IPV4)
+		CHECK(parse_ipv4(d, seg, total, pkt, &l3_end));
+	else if (ethertype == RTE_ETHER_TYPE_IPV6)
+		CHECK(parse_ipv6(d, seg, total, pkt, &l3_end));
+	else
+		return DROCE_PARSE_NOT_IP;
+
+	if (pkt->l4_off + sizeof(*udp) > l3_end)
+		return DROCE_PARSE_BAD_UDP_LEN;
+	CHECK(have(pkt->l4_off + sizeof(*udp), seg, total));
+	udp = (const struct rte_udp_hdr *)(d + pkt->l4_off);
+	if (rte_be_to_cpu_16(udp->dst_port) != DROCE_ROCEV2_PORT)
+		return DROCE_PARSE_NOT_ROCE_PORT;
+	if (rte_be_to_cpu_16(udp->dgram_len) != l3_end - pkt->l4_off)
+		return DROCE_PARSE_BAD_UDP_LEN;
+	pkt->sport = rte_be_to_cpu_16(udp->src_port);
+
+	pkt->bth_off = pkt->l4_off + sizeof(*udp);
+	avail = l3_end - pkt->bth_off;          /* BTH .. ICRC */
+	if (avail < DROCE_BTH_LEN + DROCE_ICRC_LEN)
+		return DROCE_PARSE_BAD_HDR_LEN;
+	CHECK(have(pkt->bth_off + DROCE_BTH_LEN, seg, total));
+	bth = (const struct droce_bth *)(d + pkt->bth_off);
+	if (droce_bth_tver(bth) != 0)
+		return DROCE_PARSE_BAD_TVER;
+	pkt->opcode = bth->opcode;
+	info = droce_opcode_info(bth->opcode);
+	if (info->mask == 0)
+		return DROCE_PARSE_UNKNOWN_OPCODE;
+	pkt->mask = info->mask;
+	if (avail < (uint32_t)info->length + DROCE_ICRC_LEN)
+		return DROCE_PARSE_BAD_HDR_LEN;
+	CHECK(have(pkt->bth_off + info->length, seg, total));
+
+	/* PadCnt (IBA 9.2) pads the payload so that the packet is a multiple of 4 bytes. */
+	body = avail - info->length - DROCE_ICRC_LEN;
+	pkt->pad = droce_bth_pad(bth);
+	if (body != 0 && !(info->mask & DROCE_M_PAYLOAD))
+		return DROCE_PARSE_UNEXPECTED_PAYLOAD;
+	if ((body & 3) != 0 || pkt->pad > body)
+		return DROCE_PARSE_BAD_PAD;
+	pkt->payload_off = pkt->bth_off + info->length;
+	pkt->payload_len = body - pkt->pad;
+	pkt->frame_len = l3_end;
+	return DROCE_PARSE_OK;
+}
+
+enum droce_parse_err droce_parse(const void *frame, uint32_t len, uint32_t flags,
+				 struct droce_pkt *pkt)
+{
+	const uint8_t *d = frame;
+	uint32_t l3_len;
+
+	CHECK(parse_headers(d, len, len, pkt));
+	l3_len = pkt->frame_len - pkt->l3_off - DROCE_ICRC_LEN;
+	pkt->icrc = droce_get_le32(d + pkt->frame_len - DROCE_ICRC_LEN);
+	if (!(flags & DROCE_PARSE_NO_ICRC) && droce_icrc(d + pkt->l3_off, l3_len) != pkt->icrc)
+		return DROCE_PARSE_BAD_ICRC;
+	return DROCE_PARSE_OK;
+}
+
+enum droce_parse_err droce_parse_mbuf(const struct rte_mbuf *m, uint32_t flags,
+				      struct droce_pkt *pkt)
+{
+	uint8_t icrc_buf[DROCE_ICRC_LEN];
+	const void *icrc;
+	uint32_t l3_len;
+
+	CHECK(parse_headers(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+			    rte_pktmbuf_pkt_len(m), pkt));
+	l3_len = pkt->frame_len - pkt->l3_off - DROCE_ICRC_LEN;
+	icrc = rte_pktmbuf_read(m, pkt->frame_len - DROCE_ICRC_LEN, DROCE_ICRC_LEN, icrc_buf);
+	pkt->icrc = droce_get_le32(icrc);
+	if (!(flags & DROCE_PARSE_NO_ICRC) && droce_icrc_mbuf(m, pkt->l3_off, l3_len) != pkt->icrc)
+		return DROCE_PARSE_BAD_ICRC;
+	return DROCE_PARSE_OK;
+}
