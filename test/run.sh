@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+#
+# The test command: install what is missing, build droce twice (warnings as errors; then with
+# ASan+UBSan), run every test suite in both builds, and end with "N passed, N failed, N skipped".
+#
+# Usage: test/run.sh [--quick] [meson test args...]
+#   --quick   only the normal build (no sanitizer build)
+# Environment: DROCE_BUILD_DIR (default: build), DROCE_SAN_BUILD_DIR (default: build-san).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+quick=0
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+
+bash test/deps.sh || { echo "droce: could not install dependencies"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0 skipped=0
+
+# configure DIR [meson options]: set up or reconfigure a build directory.
+configure() {
+	local dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+}
+
+# run_suite DIR LABEL [meson test args]: build and test one build directory, add up results.
+run_suite() {
+	local dir=$1 label=$2; shift 2
+	local log="$dir/droce-test-summary.txt"
+
+	echo "== $label: building in $dir"
+	if ! ninja -C "$dir" -j"$(nproc)" >"$dir/droce-build.log" 2>&1; then
+		tail -40 "$dir/droce-build.log"
+		echo "== $label: BUILD FAILED"
+		failed=$((failed + 1))
+		return
+	fi
+	echo "== $label: testing"
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" 2>&1 | tee "$log" |
+		grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):'
+	local ok fail skip tmo xfail upass
+	ok=$(awk '/^Ok:/{print $2}' "$log"); fail=$(awk '/^Fail:/{print $2}' "$log")
+	skip=$(awk '/^Skipped:/{print $2}' "$log"); tmo=$(awk '/^Timeout:/{print $2}' "$log")
+	xfail=$(awk '/^Expected Fail:/{print $3}' "$log"); upass=$(awk '/^Unexpected Pass:/{print $3}' "$log")
+	if [ -z "$ok" ]; then
+		echo "== $label: meson test printed no summary"
+		failed=$((failed + 1))
+		return
+	fi
+	passed=$((passed + ok + ${xfail:-0}))
+	failed=$((failed + ${fail:-0} + ${tmo:-0} + ${upass:-0}))
+	skipped=$((skipped + ${skip:-0}))
+}
+
+build=${DROCE_BUILD_DIR:-build}
+san=${DROCE_SAN_BUILD_DIR:-build-san}
+
+configure "$build" -Dwerror=true -Db_sanitize=none
+run_suite "$build" "normal build" "$@"
+
+if [ $quick -eq 0 ]; then
+	# -Db_lundef=false: the sanitizer runtimes resolve symbols at load time.
+	configure "$san" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		run_suite "$san" "ASan+UBSan build" "$@"
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
