@@ -161,6 +161,8 @@ struct droce_hdr_fields {
 	uint8_t se;
 	uint8_t mig;
 	uint8_t ackreq;
+	uint8_t fecn;            /**< BTH FECN */
+	uint8_t becn;            /**< BTH BECN; always set on a CNP (Annex A17.9.2) */
 	uint16_t pkey;
 	uint32_t dqpn;
 	uint32_t psn;

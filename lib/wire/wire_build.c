@@ -131,6 +131,9 @@ int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
 
 	droce_bth_set((struct droce_bth *)p, h->opcode, h->se, h->mig, pad, h->pkey, h->dqpn,
 		      h->ackreq, h->psn);
+	if (h->fecn || h->becn || h->opcode == DROCE_OP_CNP)
+		((struct droce_bth *)p)->qpn |= rte_cpu_to_be_32((h->fecn ? DROCE_BTH_FECN : 0) |
+			((h->becn || h->opcode == DROCE_OP_CNP) ? DROCE_BTH_BECN : 0));
 	put_ext(p, info, h);
 	return hlen;
 }

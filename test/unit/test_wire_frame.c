@@ -80,6 +80,8 @@ static void check_roundtrip(const struct droce_flow *f, uint8_t op, uint32_t len
 	CHECK(p.opcode == op && droce_bth_qpn(b) == h.dqpn && droce_bth_psn(b) == h.psn &&
 	      droce_bth_se(b) == h.se && droce_bth_ackreq(b) == h.ackreq &&
 	      droce_bth_pkey(b) == h.pkey && droce_bth_tver(b) == 0, "%s BTH", what);
+	CHECK(droce_bth_fecn(b) == h.fecn && droce_bth_becn(b) == (h.becn || op == DROCE_OP_CNP),
+	      "%s FECN/BECN", what);
 	CHECK(p.payload_len == len && p.pad == droce_pad_len(len) && p.frame_len == (uint32_t)n &&
 	      memcmp(frame + p.payload_off, payload, len) == 0, "%s payload", what);
 	CHECK(p.ipv6 == f->ipv6 && p.sport == f->sport && memcmp(p.sgid, f->sgid, 16) == 0 &&

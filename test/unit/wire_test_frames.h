@@ -42,6 +42,8 @@ static inline void test_fields(struct droce_hdr_fields *h, uint8_t opcode, uint3
 	h->opcode = opcode;
 	h->se = seed & 1;
 	h->ackreq = (seed >> 1) & 1;
+	h->fecn = (seed >> 2) & 1;
+	h->becn = (seed >> 3) & 1;
 	h->pkey = 0xffff - (seed & 0xff);
 	h->dqpn = 0x2d + seed * 7;
 	h->psn = (0xfffff0 + seed * 3) & DROCE_PSN_MASK;
