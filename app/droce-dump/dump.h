@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/* droce-dump: what the pcap loop (droce_dump.c) and the printers (dump_print.c) share. */
+#ifndef DUMP_H
+#define DUMP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "droce_wire.h"
+
+/** One captured frame and what droce made of it. */
+struct dump_frame {
+	uint32_t number;             /**< 1-based, as tshark counts */
+	uint64_t time_ns;            /**< since the first frame of the file */
+	const uint8_t *data;
+	uint32_t caplen;             /**< bytes captured */
+	uint32_t len;                /**< bytes on the wire */
+	int roce;                    /**< sent to UDP port 4791 (or too short to tell) */
+	enum droce_parse_err err;    /**< RoCE v2: parse result; otherwise why it is not RoCE v2 */
+	int family;                  /**< AF_INET, AF_INET6, or 0: @src/@dst are MAC addresses */
+	const uint8_t *src;          /**< source address in @data, NULL if not captured */
+	const uint8_t *dst;
+	struct droce_pkt pkt;        /**< see dump_frame_parsed() */
+};
+
+/** Whether @p f's headers were all parsed (so its pkt is complete): OK or only the ICRC bad. */
+static inline int dump_frame_parsed(const struct dump_frame *f)
+{
+	return f->roce && (f->err == DROCE_PARSE_OK || f->err == DROCE_PARSE_BAD_ICRC);
+}
+
+/** One human-readable line for any frame, tshark-like. */
+void dump_print_frame(FILE *o, const struct dump_frame *f);
+
+/** Header line of the --fields output: '#' and the column names, tab-separated. */
+void dump_print_fields_header(FILE *o);
+
+/** One --fields line for a RoCE v2 frame (nothing for other frames). */
+void dump_print_fields(FILE *o, const struct dump_frame *f);
+
+/** The --fields column names, one per line, indented, for the usage text. */
+void dump_print_fields_help(FILE *o);
+
+#endif /* DUMP_H */
