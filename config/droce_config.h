@@ -11,4 +11,37 @@
 #define DROCE_SPORT_BASE 0xC000u
 #define DROCE_SPORT_MASK 0x3FFFu
 
+/* ---- Verbs limits (reported by droce_query_device()) ---- */
+/** Devices (DPDK ports) in one process. */
+#define DROCE_MAX_DEVICES 8
+/** QPs per device; QP numbers are DROCE_QPN_BASE + index (0 and 1 are reserved by IBA). */
+#define DROCE_MAX_QP 1024
+#define DROCE_QPN_BASE 0x11
+/** Work requests per send or receive queue; queue depths are powers of two up to this. */
+#define DROCE_MAX_QP_WR 16384
+/** Scatter/gather entries per work request. */
+#define DROCE_MAX_SGE 32
+/** Inline data bytes per send work request. */
+#define DROCE_MAX_INLINE 512
+/** Completion queues per device and completions per CQ (a power of two). */
+#define DROCE_MAX_CQ 1024
+#define DROCE_MAX_CQE 65536
+/** Memory regions per device: the low DROCE_MR_INDEX_BITS of an lkey/rkey are the index,
+ *  the other bits are random. */
+#define DROCE_MR_INDEX_BITS 12
+#define DROCE_MAX_MR (1 << DROCE_MR_INDEX_BITS)
+#define DROCE_MAX_PD 1024
+#define DROCE_MAX_SRQ 256
+#define DROCE_MAX_SRQ_WR 16384
+#define DROCE_MAX_AH 4096
+/** Outstanding RDMA READ / ATOMIC per QP, as requester and as responder. */
+#define DROCE_MAX_RD_ATOM 16
+/** GID table entries per port. */
+#define DROCE_MAX_GID 16
+/** Completion vectors per context. */
+#define DROCE_COMP_VECTORS 1
+/** Bytes a RoCE v2 frame adds to the IB payload MTU in the worst case (IPv6 40, UDP 8, BTH 12,
+ *  RETH 16, ICRC 4): the active IB MTU is the largest with IB MTU + this <= Ethernet MTU. */
+#define DROCE_ROCE_OVERHEAD 80
+
 #endif

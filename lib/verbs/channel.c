@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Completion channels. A channel is an eventfd in semaphore mode plus a FIFO of the CQs that
+ * have unread events (channel->lock). The engine side adds an event when an armed CQ fires
+ * (cq.c notify()); droce_get_cq_event() takes one token from the eventfd (blocking unless the
+ * application set O_NONBLOCK on channel->fd) and pops one event. Destroying a CQ drops its
+ * unread events (their tokens go stale and are skipped) and waits for the acks of the events
+ * already returned.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs_private.h"
+
+struct droce_comp_channel *droce_create_comp_channel(struct droce_context *context)
+{
+	struct verbs_channel *ch;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->pub.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->pub.fd < 0) {
+		int e = errno;
+
+		free(ch);
+		errno = e;
+		return NULL;
+	}
+	ch->pub.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->cond, NULL);
+	TAILQ_INIT(&ch->pending);
+	verbs_ctx_get(context);
+	return &ch->pub;
+}
+
+int droce_destroy_comp_channel(struct droce_comp_channel *channel)
+{
+	struct verbs_channel *ch;
+
+	if (channel == NULL)
+		return EINVAL;
+	if (__atomic_load_n(&channel->refcnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	ch = to_vchan(channel);
+	close(channel->fd);
+	pthread_mutex_destroy(&ch->lock);
+	pthread_cond_destroy(&ch->cond);
+	verbs_ctx_put(channel->context);
+	free(ch);
+	return 0;
+}
+
+void verbs_channel_signal(struct verbs_cq *cq)
+{
+	struct verbs_channel *ch = to_vchan(cq->pub.channel);
+
+	pthread_mutex_lock(&ch->lock);
+	if (cq->comp_pending++ == 0)
+		TAILQ_INSERT_TAIL(&ch->pending, cq, chan_next);
+	pthread_mutex_unlock(&ch->lock);
+	verbs_efd_give(ch->pub.fd);
+}
+
+int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
+		       void **cq_context)
+{
+	struct verbs_channel *ch;
+	struct verbs_cq *c;
+
+	if (channel == NULL || cq == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	ch = to_vchan(channel);
+	for (;;) {
+		if (verbs_efd_take(channel->fd) < 0)
+			return -1;
+		pthread_mutex_lock(&ch->lock);
+		c = TAILQ_FIRST(&ch->pending);
+		if (c != NULL)
+			break;
+		pthread_mutex_unlock(&ch->lock);	/* stale token */
+	}
+	TAILQ_REMOVE(&ch->pending, c, chan_next);
+	if (--c->comp_pending != 0)
+		TAILQ_INSERT_TAIL(&ch->pending, c, chan_next);
+	c->comp.delivered++;
+	pthread_mutex_unlock(&ch->lock);
+	*cq = &c->pub;
+	*cq_context = c->pub.cq_context;
+	return 0;
+}
+
+void droce_ack_cq_events(struct droce_cq *c, unsigned int nevents)
+{
+	struct verbs_channel *ch;
+	struct verbs_cq *cq;
+
+	if (c == NULL || c->channel == NULL || nevents == 0)
+		return;
+	cq = to_vcq(c);
+	ch = to_vchan(c->channel);
+	pthread_mutex_lock(&ch->lock);
+	cq->comp.acked += nevents;
+	pthread_cond_broadcast(&ch->cond);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+void verbs_channel_forget(struct verbs_cq *cq)
+{
+	struct verbs_channel *ch = to_vchan(cq->pub.channel);
+
+	pthread_mutex_lock(&ch->lock);
+	if (cq->comp_pending != 0) {
+		TAILQ_REMOVE(&ch->pending, cq, chan_next);
+		cq->comp_pending = 0;
+	}
+	while ((int32_t)(cq->comp.delivered - cq->comp.acked) > 0)
+		pthread_cond_wait(&ch->cond, &ch->lock);
+	pthread_mutex_unlock(&ch->lock);
+}

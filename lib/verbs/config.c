@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Configuration: an INI file parsed with rte_cfgfile. The embedded default is INI text too, so
+ * one parser serves both; config/default.ini is a copy of it.
+ *
+ *   [eal]            args = EAL arguments used when droce initialises EAL itself
+ *   [engine]         lcores = engine lcore list (for the engine), mbufs = mbufs per port
+ *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
+ *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_cfgfile.h>
+#include <rte_ether.h>
+
+#include "verbs_private.h"
+
+static const char default_ini[] =
+	"; SPDX-License-Identifier: BSD-3-Clause\n"
+	"; Copyright (c) 2026 The droce authors\n"
+	";\n"
+	"; droce embedded default: two devices joined in-process by a net_ring pair.\n"
+	"; No NIC, no hugepages. Used when DROCE_CONFIG is not set; this file is a copy of it.\n"
+	"; Keys: [eal] args; [engine] lcores, mbufs; [device NAME] devargs | ring_pair, mac,\n"
+	"; ipv4, ipv6 (comma-separated), mtu (Ethernet). See doc/api.md.\n"
+	"[eal]\n"
+	"args = --no-huge --no-shconf -m 512 --no-pci --log-level=lib.eal:error\n"
+	"\n"
+	"[engine]\n"
+	"lcores =\n"
+	"mbufs = 8191\n"
+	"\n"
+	"[device droce0]\n"
+	"ring_pair = loop0\n"
+	"mac = 02:d0:0c:00:00:01\n"
+	"ipv4 = 10.99.0.1\n"
+	"mtu = 1500\n"
+	"\n"
+	"[device droce1]\n"
+	"ring_pair = loop0\n"
+	"mac = 02:d0:0c:00:00:02\n"
+	"ipv4 = 10.99.0.2\n"
+	"mtu = 1500\n";
+
+const char *verbs_config_default_ini(void)
+{
+	return default_ini;
+}
+
+int verbs_config_check_dev(const struct droce_device_cfg *cfg)
+{
+	if (cfg->name[0] == '\0' || memchr(cfg->name, '\0', sizeof(cfg->name)) == NULL)
+		return -EINVAL;
+	if ((cfg->devargs[0] == '\0') == (cfg->ring_pair[0] == '\0'))
+		return -EINVAL;	/* exactly one way to get a port */
+	if (cfg->mtu != 0 && cfg->mtu < 576)
+		return -EINVAL;
+	if (cfg->n_ipv6 > DROCE_DEVICE_MAX_IPV6)
+		return -EINVAL;
+	return 0;
+}
+
+static int copy_str(char *dst, size_t size, const char *src)
+{
+	if (strlen(src) >= size)
+		return -EINVAL;
+	strcpy(dst, src);
+	return 0;
+}
+
+static int parse_ipv6_list(const char *val, struct droce_device_cfg *d)
+{
+	char buf[CFG_VALUE_LEN];
+	char *save = NULL, *tok;
+
+	if (copy_str(buf, sizeof(buf), val) < 0)
+		return -EINVAL;
+	for (tok = strtok_r(buf, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
+		if (d->n_ipv6 == DROCE_DEVICE_MAX_IPV6 ||
+		    inet_pton(AF_INET6, tok, d->ipv6[d->n_ipv6]) != 1)
+			return -EINVAL;
+		d->n_ipv6++;
+	}
+	return 0;
+}
+
+static int parse_mtu(const char *val, uint16_t *mtu)
+{
+	char *end;
+	unsigned long v = strtoul(val, &end, 10);
+
+	if (end == val || *end != '\0' || v < 576 || v > 65535)
+		return -EINVAL;
+	*mtu = (uint16_t)v;
+	return 0;
+}
+
+/* One key of a [device] section. */
+static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char *val)
+{
+	struct rte_ether_addr ea;
+
+	if (strcmp(key, "devargs") == 0)
+		return copy_str(d->devargs, sizeof(d->devargs), val);
+	if (strcmp(key, "ring_pair") == 0)
+		return copy_str(d->ring_pair, sizeof(d->ring_pair), val);
+	if (strcmp(key, "mac") == 0) {
+		if (rte_ether_unformat_addr(val, &ea) != 0)
+			return -EINVAL;
+		memcpy(d->mac, ea.addr_bytes, 6);
+		return 0;
+	}
+	if (strcmp(key, "ipv4") == 0) {
+		d->has_ipv4 = true;
+		return inet_pton(AF_INET, val, d->ipv4) == 1 ? 0 : -EINVAL;
+	}
+	if (strcmp(key, "ipv6") == 0)
+		return parse_ipv6_list(val, d);
+	if (strcmp(key, "mtu") == 0)
+		return parse_mtu(val, &d->mtu);
+	return -EINVAL;
+}
+
+static int parse_device(struct rte_cfgfile *cf, const char *sec, struct droce_device_cfg *d)
+{
+	struct rte_cfgfile_entry ent[16];
+	const char *name = sec + strlen("device");
+	int i, n;
+
+	memset(d, 0, sizeof(*d));
+	while (*name == ' ' || *name == '\t')
+		name++;
+	if (copy_str(d->name, sizeof(d->name), name) < 0 || d->name[0] == '\0')
+		return -EINVAL;
+	n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
+	if (n < 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (parse_dev_key(d, ent[i].name, ent[i].value) < 0) {
+			VERBS_LOG(ERR, "[%s] bad key or value: %s = %s", sec, ent[i].name,
+				  ent[i].value);
+			return -EINVAL;
+		}
+	}
+	if (d->mtu == 0)
+		d->mtu = 1500;
+	return verbs_config_check_dev(d);
+}
+
+static int parse_globals(struct rte_cfgfile *cf, struct verbs_config *out)
+{
+	const char *v;
+
+	v = rte_cfgfile_get_entry(cf, "eal", "args");
+	if (v != NULL && copy_str(out->eal_args, sizeof(out->eal_args), v) < 0)
+		return -EINVAL;
+	v = rte_cfgfile_get_entry(cf, "engine", "lcores");
+	if (v != NULL && copy_str(out->lcores, sizeof(out->lcores), v) < 0)
+		return -EINVAL;
+	v = rte_cfgfile_get_entry(cf, "engine", "mbufs");
+	if (v != NULL && v[0] != '\0')
+		out->mbufs = (unsigned int)strtoul(v, NULL, 10);
+	return 0;
+}
+
+static int parse_cfgfile(struct rte_cfgfile *cf, struct verbs_config *out)
+{
+	char names[DROCE_MAX_DEVICES + 8][CFG_NAME_LEN];
+	char *secs[RTE_DIM(names)];
+	int i, n, rc;
+
+	memset(out, 0, sizeof(*out));
+	out->mbufs = 8191;
+	rc = parse_globals(cf, out);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < (int)RTE_DIM(names); i++)
+		secs[i] = names[i];
+	n = rte_cfgfile_sections(cf, secs, RTE_DIM(names));
+	for (i = 0; i < n; i++) {
+		if (strncmp(secs[i], "device", 6) != 0)
+			continue;
+		if (out->n_dev == DROCE_MAX_DEVICES)
+			return -ENOSPC;
+		rc = parse_device(cf, secs[i], &out->dev[out->n_dev]);
+		if (rc < 0)
+			return rc;
+		out->n_dev++;
+	}
+	return 0;
+}
+
+/* rte_cfgfile reads files only: give it the embedded text through a memfd. */
+static struct rte_cfgfile *load_default(void)
+{
+	struct rte_cfgfile *cf = NULL;
+	char path[64];
+	size_t len = sizeof(default_ini) - 1;
+	int fd = memfd_create("droce-default.ini", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (write(fd, default_ini, len) == (ssize_t)len) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		cf = rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES);
+	}
+	close(fd);
+	return cf;
+}
+
+int verbs_config_load(const char *path, struct verbs_config *out)
+{
+	struct rte_cfgfile *cf;
+	int rc;
+
+	cf = path != NULL ? rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES) : load_default();
+	if (cf == NULL) {
+		VERBS_LOG(ERR, "cannot read configuration %s", path ? path : "(embedded)");
+		return -EIO;
+	}
+	rc = parse_cfgfile(cf, out);
+	rte_cfgfile_close(cf);
+	if (rc < 0)
+		VERBS_LOG(ERR, "bad configuration %s", path ? path : "(embedded)");
+	return rc;
+}

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Devices: configuration loading, EAL ownership, DPDK ports, the device list and the device
+ * queries. A device is created once and lives as long as the process.
+ *
+ * EAL: before its first use droce checks whether EAL is up (rte_lcore_count() is 0 until
+ * rte_eal_init() has run). If it is, the application owns EAL and droce only uses it; if not,
+ * droce calls rte_eal_init() with the [eal] args of its configuration. rte_eal_init() failing
+ * with EALREADY (another thread initialised it meanwhile) also means the application owns it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include "verbs_private.h"
+
+RTE_LOG_REGISTER_DEFAULT(verbs_logtype, NOTICE);
+
+#define PAIR_RING_SIZE 1024
+
+static struct {
+	pthread_mutex_t lock;
+	int rc;			/**< 1: not yet initialised, 0: ready, < 0: failed */
+	bool own_eal;
+	unsigned int n_dev;
+	struct droce_device *dev[DROCE_MAX_DEVICES];
+} g = { PTHREAD_MUTEX_INITIALIZER, 1, false, 0, { NULL } };
+
+enum ibv_mtu verbs_mtu_from_eth(unsigned int eth_mtu)
+{
+	enum ibv_mtu m;
+
+	for (m = IBV_MTU_4096; m > IBV_MTU_256; m--)
+		if ((128u << m) + DROCE_ROCE_OVERHEAD <= eth_mtu)
+			break;
+	return m;
+}
+
+/* Modified EUI-64 from a MAC (RFC 4291 appendix A): the GUID and the link-local GID. */
+static void eui64(const uint8_t mac[6], uint8_t out[8])
+{
+	out[0] = mac[0] ^ 2;
+	out[1] = mac[1];
+	out[2] = mac[2];
+	out[3] = 0xff;
+	out[4] = 0xfe;
+	out[5] = mac[3];
+	out[6] = mac[4];
+	out[7] = mac[5];
+}
+
+void verbs_device_gids(struct droce_device *dev)
+{
+	const struct droce_device_cfg *c = &dev->cfg;
+	unsigned int i, n = 0;
+
+	memset(dev->gid, 0, sizeof(dev->gid));
+	dev->gid[n].raw[0] = 0xfe;
+	dev->gid[n].raw[1] = 0x80;
+	eui64(c->mac, &dev->gid[n].raw[8]);
+	memcpy(&dev->guid, &dev->gid[n].raw[8], 8);
+	n++;
+	if (c->has_ipv4) {
+		dev->gid[n].raw[10] = 0xff;
+		dev->gid[n].raw[11] = 0xff;
+		memcpy(&dev->gid[n].raw[12], c->ipv4, 4);
+		n++;
+	}
+	for (i = 0; i < c->n_ipv6 && n < DROCE_MAX_GID; i++, n++)
+		memcpy(dev->gid[n].raw, c->ipv6[i], 16);
+}
+
+static bool mac_is_zero(const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	return memcmp(mac, zero, 6) == 0;
+}
+
+static void port_ready(struct droce_device *dev, int port_id)
+{
+	struct rte_ether_addr ea;
+
+	dev->port_id = port_id;
+	if (mac_is_zero(dev->cfg.mac) && rte_eth_macaddr_get(port_id, &ea) == 0) {
+		memcpy(dev->cfg.mac, ea.addr_bytes, 6);
+		verbs_device_gids(dev);
+	}
+}
+
+/* Two ring ethdevs, each receiving what the other transmits. */
+static int join_pair(struct droce_device *a, struct droce_device *b)
+{
+	struct rte_ring *ab, *ba;
+	char name[RTE_RING_NAMESIZE];
+	int pa, pb;
+
+	snprintf(name, sizeof(name), "drc_%.12s_a", a->cfg.ring_pair);
+	ab = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "drc_%.12s_b", a->cfg.ring_pair);
+	ba = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ab == NULL || ba == NULL)
+		goto fail;
+	snprintf(name, sizeof(name), "droce_%.20s", a->cfg.name);
+	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "droce_%.20s", b->cfg.name);
+	pb = rte_eth_from_rings(name, &ab, 1, &ba, 1, SOCKET_ID_ANY);
+	if (pa < 0 || pb < 0)
+		goto fail;
+	port_ready(a, pa);
+	port_ready(b, pb);
+	return 0;
+fail:
+	VERBS_LOG(ERR, "cannot join ring pair %s", a->cfg.ring_pair);
+	rte_ring_free(ab);
+	rte_ring_free(ba);
+	return -ENODEV;
+}
+
+static int probe_devargs(struct droce_device *dev)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t port;
+	size_t n = strcspn(dev->cfg.devargs, ",");
+
+	if (n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, dev->cfg.devargs, n);
+	name[n] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
+		if (rte_dev_probe(dev->cfg.devargs) != 0 ||
+		    rte_eth_dev_get_port_by_name(name, &port) != 0) {
+			VERBS_LOG(ERR, "cannot probe %s", dev->cfg.devargs);
+			return -ENODEV;
+		}
+	}
+	port_ready(dev, port);
+	return 0;
+}
+
+/* A ring-pair device whose partner is not there yet stays without port until it is. */
+static int attach_port(struct droce_device *dev)
+{
+	unsigned int i;
+
+	if (dev->cfg.devargs[0] != '\0')
+		return probe_devargs(dev);
+	for (i = 0; i < g.n_dev; i++) {
+		struct droce_device *o = g.dev[i];
+
+		if (o->port_id < 0 && strcmp(o->cfg.ring_pair, dev->cfg.ring_pair) == 0) {
+			int rc = join_pair(o, dev);
+
+			if (rc == 0)
+				verbs_device_event(o, IBV_EVENT_PORT_ACTIVE);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static struct droce_device *find_dev(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < g.n_dev; i++)
+		if (strcmp(g.dev[i]->cfg.name, name) == 0)
+			return g.dev[i];
+	return NULL;
+}
+
+/* Caller holds g.lock. */
+static int add_device(const struct droce_device_cfg *cfg)
+{
+	struct droce_device *dev;
+	int rc = verbs_config_check_dev(cfg);
+
+	if (rc < 0)
+		return rc;
+	if (find_dev(cfg->name) != NULL)
+		return -EEXIST;
+	if (g.n_dev == DROCE_MAX_DEVICES)
+		return -ENOSPC;
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL)
+		return -ENOMEM;
+	dev->cfg = *cfg;
+	if (dev->cfg.mtu == 0)
+		dev->cfg.mtu = 1500;
+	dev->port_id = -1;
+	dev->active_mtu = verbs_mtu_from_eth(dev->cfg.mtu);
+	pthread_mutex_init(&dev->lock, NULL);
+	TAILQ_INIT(&dev->contexts);
+	verbs_device_gids(dev);
+	rc = attach_port(dev);
+	if (rc < 0) {
+		free(dev);
+		return rc;
+	}
+	g.dev[g.n_dev++] = dev;
+	return 0;
+}
+
+static int eal_start(const char *args)
+{
+	char buf[sizeof(((struct verbs_config *)0)->eal_args)];
+	char *argv[64], *save = NULL, *tok;
+	int argc = 0;
+
+	if (rte_lcore_count() > 0)
+		return 0;	/* the application's EAL */
+	snprintf(buf, sizeof(buf), "%s", args);
+	argv[argc++] = (char *)(uintptr_t)"droce";
+	for (tok = strtok_r(buf, " \t", &save); tok != NULL && argc < 63;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0) {
+		if (rte_errno == EALREADY)
+			return 0;
+		VERBS_LOG(ERR, "rte_eal_init(%s) failed: %s", args, rte_strerror(rte_errno));
+		return -EIO;
+	}
+	g.own_eal = true;
+	return 0;
+}
+
+static int init_locked(void)
+{
+	struct verbs_config *cfg;
+	const char *path = getenv("DROCE_CONFIG");
+	unsigned int i;
+	int rc;
+
+	cfg = calloc(1, sizeof(*cfg));
+	if (cfg == NULL)
+		return -ENOMEM;
+	rc = verbs_config_load(path != NULL && path[0] != '\0' ? path : NULL, cfg);
+	if (rc == 0)
+		rc = eal_start(cfg->eal_args);
+	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
+		rc = add_device(&cfg->dev[i]);
+		if (rc < 0)
+			VERBS_LOG(ERR, "device %s: %s", cfg->dev[i].name, strerror(-rc));
+	}
+	free(cfg);
+	return rc;
+}
+
+int verbs_init(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.rc == 1)
+		g.rc = init_locked();
+	rc = g.rc;
+	pthread_mutex_unlock(&g.lock);
+	return rc;
+}
+
+bool droce_owns_eal(void)
+{
+	bool own;
+
+	pthread_mutex_lock(&g.lock);
+	own = g.own_eal;
+	pthread_mutex_unlock(&g.lock);
+	return own;
+}
+
+int droce_device_add(const struct droce_device_cfg *cfg)
+{
+	int rc;
+
+	if (cfg == NULL)
+		return -EINVAL;
+	rc = verbs_init();
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&g.lock);
+	rc = add_device(cfg);
+	pthread_mutex_unlock(&g.lock);
+	return rc;
+}
+
+struct droce_device *verbs_device_find(const char *name)
+{
+	struct droce_device *d;
+
+	pthread_mutex_lock(&g.lock);
+	d = find_dev(name);
+	pthread_mutex_unlock(&g.lock);
+	return d;
+}
+
+int verbs_device_port(const struct droce_device *dev)
+{
+	return __atomic_load_n(&dev->port_id, __ATOMIC_ACQUIRE);
+}
+
+struct droce_device **droce_get_device_list(int *num_devices)
+{
+	struct droce_device **list;
+	unsigned int i;
+
+	if (verbs_init() < 0) {
+		errno = EIO;
+		return NULL;
+	}
+	pthread_mutex_lock(&g.lock);
+	list = calloc(g.n_dev + 1, sizeof(*list));
+	if (list != NULL) {
+		for (i = 0; i < g.n_dev; i++)
+			list[i] = g.dev[i];
+		if (num_devices != NULL)
+			*num_devices = (int)g.n_dev;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (list == NULL)
+		errno = ENOMEM;
+	return list;
+}
+
+void droce_free_device_list(struct droce_device **list)
+{
+	free(list);
+}
+
+const char *droce_get_device_name(struct droce_device *device)
+{
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return device->cfg.name;
+}
+
+__be64 droce_get_device_guid(struct droce_device *device)
+{
+	return device != NULL ? device->guid : 0;
+}
+
+struct droce_context *droce_open_device(struct droce_device *device)
+{
+	struct verbs_ctx *ctx;
+	int rc;
+
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->pub.device = device;
+	ctx->pub.num_comp_vectors = DROCE_COMP_VECTORS;
+	rc = verbs_async_init(ctx);
+	if (rc != 0) {
+		free(ctx);
+		errno = rc;
+		return NULL;
+	}
+	pthread_mutex_lock(&device->lock);
+	TAILQ_INSERT_TAIL(&device->contexts, ctx, next);
+	pthread_mutex_unlock(&device->lock);
+	return &ctx->pub;
+}
+
+int droce_close_device(struct droce_context *context)
+{
+	struct verbs_ctx *ctx;
+	struct droce_device *dev;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx = to_vctx(context);
+	if (__atomic_load_n(&ctx->n_objs, __ATOMIC_ACQUIRE) != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	dev = context->device;
+	pthread_mutex_lock(&dev->lock);
+	TAILQ_REMOVE(&dev->contexts, ctx, next);
+	pthread_mutex_unlock(&dev->lock);
+	verbs_async_fini(ctx);
+	free(ctx);
+	return 0;
+}
+
+void verbs_ctx_get(struct droce_context *c)
+{
+	__atomic_fetch_add(&to_vctx(c)->n_objs, 1, __ATOMIC_RELAXED);
+}
+
+void verbs_ctx_put(struct droce_context *c)
+{
+	__atomic_fetch_sub(&to_vctx(c)->n_objs, 1, __ATOMIC_RELEASE);
+}
+
+int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
+{
+	struct droce_device *dev;
+
+	if (context == NULL || a == NULL)
+		return EINVAL;
+	dev = context->device;
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %s", "0.1.0");
+	a->node_guid = dev->guid;
+	a->sys_image_guid = dev->guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 4096;
+	a->max_qp = DROCE_MAX_QP;
+	a->max_qp_wr = DROCE_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->max_sge = DROCE_MAX_SGE;
+	a->max_sge_rd = DROCE_MAX_SGE;
+	a->max_cq = DROCE_MAX_CQ;
+	a->max_cqe = DROCE_MAX_CQE;
+	a->max_mr = DROCE_MAX_MR;
+	a->max_pd = DROCE_MAX_PD;
+	a->max_qp_rd_atom = DROCE_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOM;
+	a->max_res_rd_atom = DROCE_MAX_RD_ATOM * DROCE_MAX_QP;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = DROCE_MAX_AH;
+	a->max_srq = DROCE_MAX_SRQ;
+	a->max_srq_wr = DROCE_MAX_SRQ_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+int droce_query_port(struct droce_context *context, uint8_t port_num,
+		     struct ibv_port_attr *p)
+{
+	struct droce_device *dev;
+	bool up;
+
+	if (context == NULL || p == NULL || port_num != 1)
+		return EINVAL;
+	dev = context->device;
+	up = verbs_device_port(dev) >= 0;
+	memset(p, 0, sizeof(*p));
+	p->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	p->max_mtu = IBV_MTU_4096;
+	p->active_mtu = dev->active_mtu;
+	p->gid_tbl_len = DROCE_MAX_GID;
+	p->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_VENDOR_CLASS_SUP;
+	p->max_msg_sz = 1u << 31;
+	p->pkey_tbl_len = 1;
+	p->max_vl_num = 1;
+	p->active_width = 1;	/* 1X */
+	p->active_speed = 1;	/* SDR: software has no meaningful rate */
+	p->phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
+	p->link_layer = IBV_LINK_LAYER_ETHERNET;
+	p->flags = IBV_QPF_GRH_REQUIRED;
+	return 0;
+}
+
+int droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
+		    union ibv_gid *gid)
+{
+	if (context == NULL || gid == NULL || port_num != 1 || index < 0 ||
+	    index >= DROCE_MAX_GID) {
+		errno = EINVAL;
+		return -1;
+	}
+	*gid = context->device->gid[index];
+	return 0;
+}
+
+int droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
+		     __be16 *pkey)
+{
+	if (context == NULL || pkey == NULL || port_num != 1 || index != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pkey = 0xffff;	/* the default P_Key, full membership; the same in both byte orders */
+	return 0;
+}

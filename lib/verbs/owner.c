@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * QP ownership (see verbs_engine.h). A control caller of an owned QP queues a request on the
+ * owner's FIFO and waits for req->done; the owner applies it in verbs_owner_poll(), between
+ * two of its data-path steps, so control never runs concurrently with the QP's data path.
+ * The FIFO is a mutex-protected list: control is rare and may block, and the owner's idle
+ * check is a single load-acquire of o->pending. (rte_ring would do, but the distribution's
+ * DPDK builds it with the non-C11 memory model, whose barriers ThreadSanitizer cannot see.)
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "verbs_private.h"
+
+enum { CTL_MODIFY, CTL_DETACH };
+
+struct ctl_req {
+	struct ctl_req *next;
+	int op;
+	struct verbs_qp *qp;
+	struct ibv_qp_attr *attr;
+	int mask;
+	int result;
+	uint32_t done;		/**< set by the owner with store-release */
+};
+
+int verbs_owner_init(struct verbs_owner *o, const char *name)
+{
+	RTE_SET_USED(name);
+	o->detached = NULL;
+	o->arg = NULL;
+	o->head = NULL;
+	o->tail = NULL;
+	o->pending = 0;
+	return -pthread_mutex_init(&o->lock, NULL);
+}
+
+void verbs_owner_fini(struct verbs_owner *o)
+{
+	pthread_mutex_destroy(&o->lock);
+}
+
+int verbs_qp_attach(struct droce_qp *q, struct verbs_owner *o)
+{
+	struct verbs_qp *qp = to_vqp(q);
+	int rc = 0;
+
+	pthread_mutex_lock(&qp->ctl_lock);
+	if (qp->owner != NULL)
+		rc = -EBUSY;
+	else
+		__atomic_store_n(&qp->owner, o, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qp->ctl_lock);
+	return rc;
+}
+
+/* Control path: queue @p r to the QP's owner and wait until it was applied. */
+static int submit(struct ctl_req *r)
+{
+	struct verbs_owner *o = __atomic_load_n(&r->qp->owner, __ATOMIC_ACQUIRE);
+
+	pthread_mutex_lock(&o->lock);
+	if (o->tail != NULL)
+		((struct ctl_req *)o->tail)->next = r;
+	else
+		o->head = r;
+	o->tail = r;
+	/* Pairs with the load-acquire in verbs_owner_poll(). */
+	__atomic_store_n(&o->pending, o->pending + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&o->lock);
+	/* Pairs with the store-release of done in verbs_owner_poll(). */
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+		sched_yield();
+	return r->result;
+}
+
+int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ctl_req r = { .op = CTL_MODIFY, .qp = qp, .attr = attr, .mask = mask };
+
+	return submit(&r);
+}
+
+void verbs_owner_detach(struct verbs_qp *qp)
+{
+	struct ctl_req r = { .op = CTL_DETACH, .qp = qp };
+
+	submit(&r);
+}
+
+static void apply(struct verbs_owner *o, struct ctl_req *r)
+{
+	struct verbs_qp *qp = r->qp;
+
+	pthread_mutex_lock(&qp->ctl_lock);
+	if (r->op == CTL_MODIFY) {
+		r->result = verbs_qp_modify_apply(qp, r->attr, r->mask);
+	} else {
+		__atomic_store_n(&qp->owner, NULL, __ATOMIC_RELEASE);
+		r->result = 0;
+	}
+	pthread_mutex_unlock(&qp->ctl_lock);
+	if (r->op == CTL_MODIFY)
+		verbs_qp_check_cqs(qp);
+	else if (o->detached != NULL)
+		o->detached(o, &qp->pub);
+}
+
+unsigned int verbs_owner_poll(struct verbs_owner *o)
+{
+	struct ctl_req *r, *next;
+	unsigned int n = 0;
+
+	/* Pairs with the store-release in submit(). */
+	if (__atomic_load_n(&o->pending, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	pthread_mutex_lock(&o->lock);
+	r = o->head;
+	o->head = NULL;
+	o->tail = NULL;
+	__atomic_store_n(&o->pending, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&o->lock);
+	for (; r != NULL; r = next, n++) {
+		next = r->next;	/* read before done: r lives on the caller's stack */
+		apply(o, r);
+		/* Pairs with the load-acquire of done in submit(). */
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	}
+	return n;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Protection domains and memory regions.
+ *
+ * Keys: the low DROCE_MR_INDEX_BITS of an lkey or rkey index the device's MR table (so the
+ * engine finds an MR in one step and two live MRs never share a key); the other 20 bits are
+ * fresh random bits from getrandom() for each key, so a peer cannot guess a valid rkey from
+ * another one (rdma-core's index<<8 | 8-bit key would leave 1 in 256).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "verbs_private.h"
+
+#define KEY_INDEX_MASK ((1u << DROCE_MR_INDEX_BITS) - 1)
+
+/* Access bits droce accepts; the optional range is advisory and ignored (as rdma-core). */
+#define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+#define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | \
+			       IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+
+struct droce_pd *droce_alloc_pd(struct droce_context *context)
+{
+	struct droce_device *dev;
+	struct droce_pd *pd;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = context->device;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->n_pd == DROCE_MAX_PD) {
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->n_pd++;
+	pthread_mutex_unlock(&dev->lock);
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		pthread_mutex_lock(&dev->lock);
+		dev->n_pd--;
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->context = context;
+	verbs_ctx_get(context);
+	return pd;
+}
+
+int droce_dealloc_pd(struct droce_pd *pd)
+{
+	struct droce_device *dev;
+
+	if (pd == NULL)
+		return EINVAL;
+	if (__atomic_load_n(&pd->usecnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	dev = pd->context->device;
+	pthread_mutex_lock(&dev->lock);
+	dev->n_pd--;
+	pthread_mutex_unlock(&dev->lock);
+	verbs_ctx_put(pd->context);
+	free(pd);
+	return 0;
+}
+
+static uint32_t make_key(uint32_t index)
+{
+	uint32_t r = 0;
+
+	while (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		;	/* EINTR only: the pool is initialised long before */
+	return (r & ~KEY_INDEX_MASK) | index;
+}
+
+static int check_access(int access)
+{
+	int hard = access & ~IBV_ACCESS_OPTIONAL_RANGE;
+
+	if (hard & MR_ACCESS_UNSUPPORTED)
+		return EOPNOTSUPP;
+	if (hard & ~MR_ACCESS_OK)
+		return EINVAL;
+	/* IBA 10.6.3.1 (and rdma-core): remote write or atomic needs local write. */
+	if ((hard & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(hard & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
+/* Find a free MR table slot and publish @p mr in it. */
+static int insert_mr(struct droce_device *dev, struct verbs_mr *mr)
+{
+	uint32_t i, idx;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < DROCE_MAX_MR; i++) {
+		idx = (dev->mr_next + i) % DROCE_MAX_MR;
+		if (dev->mr_tbl[idx] == NULL)
+			break;
+	}
+	if (i == DROCE_MAX_MR) {
+		pthread_mutex_unlock(&dev->lock);
+		return ENOMEM;
+	}
+	dev->mr_next = idx + 1;
+	mr->index = idx;
+	mr->pub.lkey = make_key(idx);
+	mr->pub.rkey = make_key(idx);
+	/* Pairs with the load-acquire in verbs_mr_lookup(): the MR is complete when seen. */
+	__atomic_store_n(&dev->mr_tbl[idx], &mr->pub, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
+{
+	struct verbs_mr *mr;
+	int rc;
+
+	if (pd == NULL || addr == NULL || length == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = check_access(access);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->pub.context = pd->context;
+	mr->pub.pd = pd;
+	mr->pub.addr = addr;
+	mr->pub.length = length;
+	mr->access = access & MR_ACCESS_OK;
+	rc = insert_mr(pd->context->device, mr);
+	if (rc != 0) {
+		free(mr);
+		errno = rc;
+		return NULL;
+	}
+	mr->pub.handle = mr->index;
+	__atomic_fetch_add(&pd->usecnt, 1, __ATOMIC_RELAXED);
+	return &mr->pub;
+}
+
+int droce_dereg_mr(struct droce_mr *m)
+{
+	struct droce_device *dev;
+	struct verbs_mr *mr;
+
+	if (m == NULL)
+		return EINVAL;
+	mr = to_vmr(m);
+	dev = m->context->device;
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
+	free(mr);
+	return 0;
+}
+
+struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool remote)
+{
+	/* Pairs with the store-release in insert_mr(). */
+	struct droce_mr *mr = __atomic_load_n(&dev->mr_tbl[key & KEY_INDEX_MASK],
+					      __ATOMIC_ACQUIRE);
+
+	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key)
+		return NULL;
+	return mr;
+}
+
+int verbs_mr_access(const struct droce_mr *mr)
+{
+	return container_of(mr, const struct verbs_mr, pub)->access;
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * The interface between the verbs layer and the engine (internal; not installed).
+ *
+ * Data path. The engine is the single consumer of every SQ and RQ it owns and the producer of
+ * CQ entries:
+ *   verbs_sq_next()   -> next send WQE to execute (NULL: none, or the QP does not run now)
+ *   verbs_sq_complete() / verbs_sq_complete_err() -> retire the oldest WQEs handed out
+ *   verbs_rq_next() + verbs_rq_complete()         -> the same for receive WQEs
+ *   verbs_srq_take() + verbs_srq_complete()       -> receive WQEs from an SRQ (copied out)
+ *   verbs_qp_error(), verbs_qp_event(), verbs_device_event() -> errors and async events
+ * None of these blocks on the application: they use the consumer side of the rings
+ * (verbs_ring.h) and the CQ producer lock, which only engine-side callers take.
+ *
+ * Ownership of a QP (who may call the functions above for it, and who applies control
+ * operations):
+ * - Unowned (qp created, no verbs_qp_attach() yet; the state of things before the engine
+ *   exists): droce_modify_qp()/droce_destroy_qp() run directly in the calling thread under the
+ *   QP's control lock, flush included. Whoever calls the data-path functions above for an
+ *   unowned QP (the test driver) must not do so concurrently with modify/destroy of that QP.
+ * - Owned (verbs_qp_attach(qp, owner)): droce_modify_qp() and droce_destroy_qp() queue a
+ *   control request to the owner (a mutex-protected FIFO; the owner's idle check is one
+ *   atomic load) and wait; the owner applies it between two data-path steps by calling
+ *   verbs_owner_poll() from its loop. So control never races the
+ *   data path, and the data path never takes a lock for control's sake.
+ * Doorbell: the store-release of a queue's head by droce_post_*() is the doorbell; the owner
+ * polls the heads of its QPs (verbs_ring_ready()).
+ *
+ * Completion rules implemented here (so every engine gets them right):
+ * - selective signalling: a successful send WQE makes a CQE only if it was posted with
+ *   IBV_SEND_SIGNALED or the QP has sq_sig_all; its slot is given back to the application only
+ *   when a later signalled WQE completes (or the queue is flushed or reset);
+ * - error completions are always reported; an error on RC moves the QP to ERR, on UC/UD to SQE,
+ *   and the rest of the affected queue completes with IBV_WC_WR_FLUSH_ERR, in order;
+ * - WQEs posted while the QP is in SQE or ERR are flushed by the next verbs_sq_next() /
+ *   verbs_rq_next() call;
+ * - a CQ that is full when a completion arrives goes to error (IBV_EVENT_CQ_ERR), and every QP
+ *   using it goes to ERR with IBV_EVENT_QP_FATAL (IBA 11.6.3: CQ overrun is a catastrophic local
+ *   work queue error for the QPs that feed it). Completions for an errored CQ are counted and
+ *   dropped; polling it returns -EIO.
+ */
+#ifndef VERBS_ENGINE_H
+#define VERBS_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pthread.h>
+
+#include "droce.h"
+#include "droce_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Address vector as the engine needs it (resolved from an ibv_ah_attr). */
+struct verbs_av {
+	struct ibv_ah_attr attr;
+	union ibv_gid sgid;	/**< the source GID named by attr.grh.sgid_index */
+	uint8_t ipv4;		/**< 1: both GIDs are IPv4-mapped (RoCE v2 over IPv4) */
+};
+
+/** A send WQE as posted (the application may reuse its WR and inline buffers at once). */
+struct verbs_send_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;	/**< enum ibv_wr_opcode */
+	uint32_t send_flags;	/**< enum ibv_send_flags */
+	__be32 imm_data;
+	uint32_t num_sge;	/**< 0 with IBV_SEND_INLINE: the data follows in sge[] */
+	uint32_t length;	/**< total payload bytes */
+	uint32_t signaled;	/**< completes with a CQE on success */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct verbs_av av;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+	struct ibv_sge sge[];	/**< num_sge entries, or the inline bytes */
+};
+
+/** A receive WQE as posted. */
+struct verbs_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;	/**< sum of the SGE lengths */
+	struct ibv_sge sge[];
+};
+
+/** Room for one receive WQE copied out of an SRQ by verbs_srq_take(). */
+struct verbs_recv_wqe_buf {
+	struct verbs_recv_wqe wqe;
+	struct ibv_sge sge[DROCE_MAX_SGE];
+};
+
+/* ---- Data path (caller: the QP's owner; for unowned QPs, its single driver) ---- */
+
+/** Next send WQE to execute, or NULL. Returns NULL in every state but RTS (SQD: draining;
+ *  SQE/ERR: anything posted is flushed first). The pointer stays valid until the WQE is
+ *  completed. */
+const struct verbs_send_wqe *verbs_sq_next(struct droce_qp *qp);
+/** The @p n oldest WQEs handed out by verbs_sq_next() completed successfully.
+ *  @return 0, -EINVAL (more than handed out), -ENOSPC (the send CQ overran). */
+int verbs_sq_complete(struct droce_qp *qp, uint32_t n);
+/** The oldest WQE handed out failed with @p status (not SUCCESS, not FLUSH): its CQE is
+ *  written, the QP goes to ERR (RC) or SQE (UC, UD) and the rest of the SQ is flushed.
+ *  @return 0, -EINVAL, -ENOSPC. */
+int verbs_sq_complete_err(struct droce_qp *qp, enum ibv_wc_status status, uint32_t vendor_err);
+
+/** Next receive WQE of a QP without SRQ, or NULL (RESET, nothing posted; ERR: flushes). */
+const struct verbs_recv_wqe *verbs_rq_next(struct droce_qp *qp);
+/** The oldest receive WQE handed out by verbs_rq_next() completed. @p wc gives status,
+ *  opcode, byte_len, imm_data, src_qp, wc_flags, pkey_index, slid, sl, dlid_path_bits; verbs
+ *  fills wr_id and qp_num. A status other than SUCCESS moves the QP to ERR and flushes.
+ *  @p solicited: the message carried the SE bit (for solicited-only notification).
+ *  @return 0, -EINVAL (nothing handed out), -ENOSPC (the receive CQ overran). */
+int verbs_rq_complete(struct droce_qp *qp, const struct ibv_wc *wc, bool solicited);
+
+/** Copy the oldest receive WQE out of @p srq into @p out and free its slot (several engine
+ *  lcores may call it: they serialise on the SRQ's consumer lock, which the application never
+ *  takes). Raises IBV_EVENT_SRQ_LIMIT_REACHED when armed and the SRQ falls below its limit.
+ *  @return 0, or -ENOENT (empty). */
+int verbs_srq_take(struct droce_srq *srq, struct verbs_recv_wqe_buf *out);
+/** Complete a receive WQE that @p qp took from its SRQ (@p wr_id from verbs_srq_take()).
+ *  @return 0, -EINVAL (the QP has no SRQ), -ENOSPC. */
+int verbs_srq_complete(struct droce_qp *qp, uint64_t wr_id, const struct ibv_wc *wc,
+		       bool solicited);
+
+/** The transport moves @p qp to ERR (flushing both queues) and raises @p event on it
+ *  (IBV_EVENT_QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR), or no event when @p event < 0. */
+void verbs_qp_error(struct droce_qp *qp, int event);
+/** Raise an affiliated QP event that needs no state change (COMM_EST, SQ_DRAINED, PATH_MIG,
+ *  PATH_MIG_ERR (never raised by droce: no APM on RoCE), QP_LAST_WQE_REACHED). */
+void verbs_qp_event(struct droce_qp *qp, enum ibv_event_type event);
+/** Raise an SRQ event (IBV_EVENT_SRQ_ERR puts the SRQ in error: posting then fails). */
+void verbs_srq_event(struct droce_srq *srq, enum ibv_event_type event);
+/** Raise a device event on every open context (PORT_ACTIVE, PORT_ERR, GID_CHANGE,
+ *  DEVICE_FATAL; element.port_num = 1 for port events). */
+void verbs_device_event(struct droce_device *dev, enum ibv_event_type event);
+
+/* ---- Lookups for the engine ---- */
+
+/** The live QP numbered @p qpn on @p dev, or NULL. */
+struct droce_qp *verbs_qp_lookup(struct droce_device *dev, uint32_t qpn);
+/** The live MR whose lkey (@p remote false) or rkey (@p remote true) is @p key, or NULL. */
+struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool remote);
+/** Access flags an MR was registered with. */
+int verbs_mr_access(const struct droce_mr *mr);
+/** The DPDK port of a device, or -1 while it has none (ring pair waiting for its partner). */
+int verbs_device_port(const struct droce_device *dev);
+/** Find a device by name, or NULL. */
+struct droce_device *verbs_device_find(const char *name);
+
+/* ---- Ownership ---- */
+
+/** An engine (lcore) that owns QPs. */
+struct verbs_owner {
+	/* Control requests: any thread queues (lock), the owner takes them all at once. The
+	 * owner's loop reads @c pending first (load-acquire, pairing with the store-release
+	 * under the lock), so an idle owner costs one load per poll. */
+	pthread_mutex_t lock;
+	void *head;		/**< queued requests, oldest first (lock) */
+	void *tail;
+	uint32_t pending;	/**< number queued */
+	/** Called by verbs_owner_poll() on the owner's thread when a QP is detached (it is about
+	 *  to be destroyed): the owner must drop every reference to it before returning. */
+	void (*detached)(struct verbs_owner *o, struct droce_qp *qp);
+	void *arg;		/**< for the owner's use */
+};
+
+/** Initialise an owner (@p name is for logs). Sets detached and arg to NULL.
+ *  @return 0, -errno. */
+int verbs_owner_init(struct verbs_owner *o, const char *name);
+/** Free an owner that owns no QP any more. */
+void verbs_owner_fini(struct verbs_owner *o);
+/** Hand @p qp to @p o: from now on control operations are applied by @p o's
+ *  verbs_owner_poll(). Called from any thread before the owner drives the QP. @return 0,
+ *  -EBUSY (already owned). */
+int verbs_qp_attach(struct droce_qp *qp, struct verbs_owner *o);
+/** Called by the owner from its loop: apply the queued control requests (modify_qp, detach on
+ *  destroy). Cheap when none is queued. @return the number applied. */
+unsigned int verbs_owner_poll(struct verbs_owner *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VERBS_ENGINE_H */

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * Verbs internals shared between the files of lib/verbs (not installed). Every object embeds
+ * its public handle first; to_vX() convert back (container_of).
+ *
+ * Locks, in the order they nest (outer first):
+ *   device->lock (tables, context list) > qp->ctl_lock (state, attributes) >
+ *   sq/rq producer locks (RESET only) > cq->prod_lock (engine side: CQ producers) >
+ *   channel->lock, ctx->ev_lock (event queues; innermost, never held across a call out).
+ * Post and poll take only their own queue's side lock (verbs_ring.h).
+ */
+#ifndef VERBS_PRIVATE_H
+#define VERBS_PRIVATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "droce.h"
+#include "droce_config.h"
+#include "verbs_engine.h"
+#include "verbs_ring.h"
+
+extern int verbs_logtype;
+#define VERBS_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, verbs_logtype, "droce: " fmt "\n", ##__VA_ARGS__)
+
+/** Events handed to the application and acked by it (destroy waits until equal). */
+struct verbs_evcnt {
+	uint32_t delivered;
+	uint32_t acked;
+};
+
+struct verbs_ctx;
+
+/** A device: configuration, port and the per-device object tables. */
+struct droce_device {
+	struct droce_device_cfg cfg;
+	int port_id;			/**< -1 until the port exists */
+	union ibv_gid gid[DROCE_MAX_GID];
+	enum ibv_mtu active_mtu;
+	__be64 guid;
+	pthread_mutex_t lock;
+	TAILQ_HEAD(, verbs_ctx) contexts;
+	struct droce_qp *qp_tbl[DROCE_MAX_QP];
+	struct droce_mr *mr_tbl[DROCE_MAX_MR];
+	uint32_t qp_next;
+	uint32_t mr_next;
+	uint32_t n_pd, n_cq, n_srq, n_ah;
+};
+
+struct verbs_async_item {
+	TAILQ_ENTRY(verbs_async_item) next;
+	struct droce_async_event ev;
+};
+
+struct verbs_ctx {
+	struct droce_context pub;
+	TAILQ_ENTRY(verbs_ctx) next;	/**< in device->contexts */
+	uint32_t n_objs;		/**< PDs, CQs, channels on it (atomic) */
+	pthread_mutex_t ev_lock;
+	pthread_cond_t ev_cond;		/**< an async event was acked */
+	TAILQ_HEAD(, verbs_async_item) events;
+};
+
+struct droce_pd {
+	struct droce_context *context;
+	uint32_t handle;
+	uint32_t usecnt;		/**< MRs, QPs, SRQs, AHs (atomic) */
+};
+
+struct verbs_mr {
+	struct droce_mr pub;
+	int access;
+	uint32_t index;
+};
+
+struct verbs_ah {
+	struct ibv_ah pub;		/**< the handle (struct droce_ah is struct ibv_ah) */
+	struct droce_context *context;
+	struct droce_pd *pd;
+	struct verbs_av av;
+};
+
+static inline struct verbs_ah *to_vah(struct droce_ah *a)
+{
+	return container_of(a, struct verbs_ah, pub);
+}
+
+struct verbs_cq;
+
+struct verbs_channel {
+	struct droce_comp_channel pub;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/**< a CQ event was acked */
+	TAILQ_HEAD(, verbs_cq) pending;	/**< CQs with unread events, oldest first */
+};
+
+enum { CQ_ARM_NONE, CQ_ARM_NEXT, CQ_ARM_SOLICITED };
+
+/**
+ * A CQ ring: the engine side produces (cq->prod_lock serialises engine lcores), application
+ * pollers consume (cq->poll_lock serialises them).
+ */
+struct verbs_cq {
+	struct droce_cq pub;
+	struct verbs_ring r;
+	struct ibv_wc *wc;		/**< r.size entries */
+	verbs_lock_t prod_lock;	/**< engine side only */
+	verbs_lock_t poll_lock;	/**< application side only */
+	uint32_t armed;			/**< CQ_ARM_*: req_notify stores, producer exchanges */
+	uint32_t error;			/**< 1 after an overrun (atomic) */
+	uint64_t dropped;		/**< completions lost to the error state (prod_lock) */
+	uint32_t n_users;		/**< QP send/recv references (atomic) */
+	/* Completion events, under the channel's lock. */
+	TAILQ_ENTRY(verbs_cq) chan_next;
+	uint32_t comp_pending;
+	struct verbs_evcnt comp;
+	struct verbs_evcnt async;	/**< under the context's ev_lock */
+};
+
+/** A work queue: application threads produce under @c lock, the engine consumes. */
+struct verbs_wq {
+	struct verbs_ring r;
+	uint8_t *buf;
+	uint32_t stride;		/**< bytes per WQE slot */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	verbs_lock_t lock;		/**< producers (application side) */
+	uint32_t fetch;			/**< consumer private: next WQE to hand out */
+	uint32_t done;			/**< consumer private: WQEs completed (tail <= done) */
+};
+
+struct verbs_srq {
+	struct droce_srq pub;
+	struct verbs_wq q;
+	verbs_lock_t cons_lock;	/**< consumers (engine side) */
+	uint32_t limit;			/**< armed limit, 0 = disarmed (atomic) */
+	uint32_t error;			/**< IBV_EVENT_SRQ_ERR raised (atomic) */
+	uint32_t n_users;		/**< QPs using it (atomic) */
+	pthread_mutex_t ctl_lock;
+	struct verbs_evcnt async;
+};
+
+struct verbs_qp {
+	struct droce_qp pub;
+	struct verbs_wq sq;
+	struct verbs_wq rq;
+	uint32_t state;			/**< enum ibv_qp_state; store-release by control */
+	uint32_t fatal;			/**< CQ overrun seen: go to ERR at the next chance */
+	uint32_t sqd_notify;		/**< raise SQ_DRAINED when the SQ is drained */
+	int sq_sig_all;
+	uint32_t index;
+	struct verbs_owner *owner;	/**< NULL: unowned (atomic) */
+	pthread_mutex_t ctl_lock;
+	struct ibv_qp_attr attr;	/**< what modify set (ctl_lock) */
+	struct ibv_qp_cap cap;		/**< granted */
+	struct verbs_av av;
+	struct verbs_evcnt async;
+};
+
+static inline struct verbs_ctx *to_vctx(struct droce_context *c)
+{
+	return container_of(c, struct verbs_ctx, pub);
+}
+static inline struct verbs_mr *to_vmr(struct droce_mr *m)
+{
+	return container_of(m, struct verbs_mr, pub);
+}
+static inline struct verbs_cq *to_vcq(struct droce_cq *c)
+{
+	return container_of(c, struct verbs_cq, pub);
+}
+static inline struct verbs_channel *to_vchan(struct droce_comp_channel *c)
+{
+	return container_of(c, struct verbs_channel, pub);
+}
+static inline struct verbs_qp *to_vqp(struct droce_qp *q)
+{
+	return container_of(q, struct verbs_qp, pub);
+}
+static inline struct verbs_srq *to_vsrq(struct droce_srq *s)
+{
+	return container_of(s, struct verbs_srq, pub);
+}
+
+static inline uint32_t verbs_qp_state(const struct verbs_qp *qp)
+{
+	/* Pairs with the store-release in verbs_qp_set_state(). */
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void *verbs_wq_slot(const struct verbs_wq *q, uint32_t idx)
+{
+	return q->buf + (size_t)(idx & q->r.mask) * q->stride;
+}
+
+/* config.c */
+struct verbs_config {
+	char eal_args[512];
+	char lcores[64];
+	unsigned int mbufs;
+	unsigned int n_dev;
+	struct droce_device_cfg dev[DROCE_MAX_DEVICES];
+};
+/** Parse @p path (NULL: the embedded default). @return 0, -errno. */
+int verbs_config_load(const char *path, struct verbs_config *out);
+/** The embedded default configuration as INI text (what config/default.ini holds). */
+const char *verbs_config_default_ini(void);
+/** Check one device description. @return 0, -EINVAL. */
+int verbs_config_check_dev(const struct droce_device_cfg *cfg);
+
+/* device.c */
+/** Load the configuration and initialise EAL once. @return 0, -errno. */
+int verbs_init(void);
+enum ibv_mtu verbs_mtu_from_eth(unsigned int eth_mtu);
+void verbs_device_gids(struct droce_device *dev);
+void verbs_ctx_get(struct droce_context *c);
+void verbs_ctx_put(struct droce_context *c);
+
+/* async.c */
+int verbs_async_init(struct verbs_ctx *ctx);
+void verbs_async_fini(struct verbs_ctx *ctx);
+/** Queue an async event on @p ctx and make async_fd readable. */
+void verbs_async_raise(struct droce_context *ctx, const struct droce_async_event *ev);
+/** Drop the queued events naming @p obj and wait until its delivered events are acked. */
+void verbs_async_forget(struct droce_context *ctx, const void *obj, struct verbs_evcnt *cnt);
+/** Blocking or non-blocking (as the fd says) read of one token of a semaphore eventfd.
+ *  @return 0, or -1 with errno. */
+int verbs_efd_take(int fd);
+void verbs_efd_give(int fd);
+
+/* channel.c */
+void verbs_channel_signal(struct verbs_cq *cq);
+void verbs_channel_forget(struct verbs_cq *cq);
+
+/* cq.c */
+/** Engine side: write one completion. @return 0, -ENOSPC (overrun now or earlier). */
+int verbs_cq_push(struct verbs_cq *cq, const struct ibv_wc *wc, bool solicited);
+/** After an overrun: raise CQ_ERR once and fail the QPs that use @p cq. */
+void verbs_cq_fail(struct verbs_cq *cq);
+
+/* qp.c */
+void verbs_qp_set_state(struct verbs_qp *qp, enum ibv_qp_state st);
+/** Complete every outstanding WQE of both queues with FLUSH_ERR (caller: consumer side). */
+int verbs_qp_flush(struct verbs_qp *qp, bool sq, bool rq);
+/** Empty both queues without completions (RESET). */
+void verbs_qp_reset_queues(struct verbs_qp *qp);
+/** Move to ERR and flush, under ctl_lock (caller: consumer side). */
+void verbs_qp_enter_err(struct verbs_qp *qp);
+
+/* qp_modify.c */
+/** Validate and apply a modify in the calling thread. Caller holds qp->ctl_lock and acts as
+ *  the QP's consumer side. @return 0 or an errno value. */
+int verbs_qp_modify_apply(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask);
+/** The transition table: may (@p from -> @p to) with @p mask happen on @p type? */
+bool verbs_qp_mask_ok(enum ibv_qp_type type, enum ibv_qp_state from, enum ibv_qp_state to,
+		      int mask);
+int verbs_av_from_attr(struct droce_device *dev, const struct ibv_ah_attr *attr,
+		       struct verbs_av *av);
+
+/** After a control or data-path step: handle an overrun of the QP's CQs (no lock held). */
+void verbs_qp_check_cqs(struct verbs_qp *qp);
+
+/* owner.c */
+int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask);
+void verbs_owner_detach(struct verbs_qp *qp);
+
+/* srq.c */
+int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t max_sge,
+		   uint32_t max_inline);
+void verbs_wq_free(struct verbs_wq *q);
+/** Copy @p wr into the next receive slot of @p q (producer lock held).
+ *  @return 0, EINVAL, ENOMEM. */
+int verbs_wq_put_recv(struct verbs_wq *q, uint32_t *head, const struct ibv_recv_wr *wr);
+
+#endif /* VERBS_PRIVATE_H */
