@@ -288,11 +288,14 @@ static void fill_send(const struct verbs_qp *qp, struct verbs_send_wqe *w,
 	}
 	if (!(wr->send_flags & IBV_SEND_INLINE)) {
 		w->num_sge = (uint32_t)wr->num_sge;
-		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(struct ibv_sge));
+		if (w->num_sge != 0)    /* sg_list may be NULL when num_sge is 0 */
+			memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(struct ibv_sge));
 		return;
 	}
 	w->num_sge = 0;
 	for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+		if (wr->sg_list[i].length == 0)
+			continue;
 		memcpy((uint8_t *)w->sge + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 		       wr->sg_list[i].length);
 		off += wr->sg_list[i].length;
