@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * droce's per-device counters (public): what was sent, received, retransmitted, and every
+ * frame dropped, by reason. Read them with droce_query_counters() (engine API).
+ */
+#ifndef DROCE_COUNTERS_H
+#define DROCE_COUNTERS_H
+
+#include <stdint.h>
+
+#include "droce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Per-device counters, one X-macro list: X(name, description). Named by what they count so
+ * that nothing is dropped silently. The engine keeps one struct per device per lcore and sums them
+ * when read; the transport increments them through its environment.
+ */
+#define DROCE_COUNTERS(X) \
+	X(rx_packets,          "frames received on the port") \
+	X(rx_bytes,            "bytes received on the port") \
+	X(tx_packets,          "frames transmitted") \
+	X(tx_bytes,            "bytes transmitted") \
+	X(tx_dropped,          "frames the port did not accept (TX ring full)") \
+	X(rx_roce,             "RoCE v2 frames that parsed and verified") \
+	X(rx_not_roce,         "frames that are neither RoCE v2, ARP nor ND (dropped)") \
+	X(rx_arp,              "ARP frames handled") \
+	X(rx_nd,               "IPv6 neighbour discovery frames handled") \
+	X(rx_bad_frame,        "RoCE v2 frames rejected by the parser (see the parse counters)") \
+	X(rx_not_our_gid,      "RoCE v2 frames for a destination address not in the GID table") \
+	X(rx_unknown_qp,       "RoCE v2 frames for a QP number that does not exist") \
+	X(rx_qp_state,         "frames for a QP whose state does not accept them") \
+	X(rx_bad_pkey,         "frames with a P_Key the QP does not accept") \
+	X(rx_opcode_seq,       "frames whose opcode breaks the message sequence (dropped)") \
+	X(duplicate_request,   "duplicate requests (responder: re-ACKed or replayed)") \
+	X(out_of_sequence,     "requests past the expected PSN (responder)") \
+	X(seq_nak_sent,        "PSN sequence error NAKs sent") \
+	X(rnr_nak_sent,        "RNR NAKs sent (no receive WR)") \
+	X(rnr_nak_rcvd,        "RNR NAKs received") \
+	X(nak_rcvd,            "NAKs received (sequence, invalid request, access, operational)") \
+	X(access_err,          "remote access errors detected as responder (rkey, bounds, flags, PD)") \
+	X(inv_req_err,         "invalid requests detected as responder (length, opcode, alignment)") \
+	X(retransmits,         "packets retransmitted (completer retries)") \
+	X(retry_exceeded,      "QPs failed after retry_cnt transport retries") \
+	X(rnr_retry_exceeded,  "QPs failed after rnr_retry RNR retries") \
+	X(ack_sent,            "ACKs sent (coalesced)") \
+	X(ack_rcvd,            "ACKs received") \
+	X(unresolved_dropped,  "frames dropped while the next hop's MAC was unresolved")
+
+struct droce_counters {
+#define DROCE_COUNTER_FIELD(name, desc) uint64_t name;
+	DROCE_COUNTERS(DROCE_COUNTER_FIELD)
+#undef DROCE_COUNTER_FIELD
+	uint64_t parse_err[DROCE_PARSE_ERR_NUM];        /**< rejected frames, by parser reason */
+};
+
+/** Name of counter @p i (in DROCE_COUNTERS order), or NULL past the end. */
+const char *droce_counter_name(unsigned int i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_COUNTERS_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * The transport layer (internal): per-QP RoCE v2 protocol — requester, responder, completer —
+ * for RC (and later UC/UD). It knows mbufs, not ports: the engine hands it parsed frames and
+ * gives it a way to transmit, resolve addresses and read the clock (struct transport_env).
+ *
+ * Threading: every function here is called by the QP's owner only (one engine lcore, or the
+ * application thread driving the engine inline), between two verbs_owner_poll() calls, so it
+ * never runs concurrently with itself for one QP nor with a control operation on that QP.
+ *
+ * Layering: wire <- verbs (objects, queues, verbs_engine.h) <- transport <- engine.
+ */
+#ifndef DROCE_TRANSPORT_H
+#define DROCE_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "droce_counters.h"
+#include "droce_wire.h"
+#include "verbs_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the engine gives the transport: one per engine lcore. */
+struct transport_env {
+	struct rte_mempool *pool;       /**< mbufs for frames the transport builds */
+	uint64_t now;                   /**< TSC at the start of this engine iteration */
+	uint64_t hz;                    /**< TSC ticks per second */
+	/**
+	 * Queue @p m for transmission on @p dev's port. The engine owns @p m from then on (it
+	 * frees it and counts tx_dropped if the port refuses it). Never blocks.
+	 */
+	void (*tx)(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
+	/**
+	 * Fill @p flow's src_mac/dst_mac for a path from @p dev to @p dgid (sgid given).
+	 * @return 0; -EAGAIN while the MAC is being resolved (ARP/ND under way: try later).
+	 */
+	int (*resolve)(struct transport_env *env, struct droce_device *dev,
+		       struct droce_flow *flow);
+	/** Counters of @p dev on this lcore. */
+	struct droce_counters *(*counters)(struct transport_env *env, struct droce_device *dev);
+	void *engine;                   /**< the engine's own */
+};
+
+/** Per-QP protocol state (opaque to the engine). */
+struct transport_qp;
+
+/** Create the transport state of @p qp (any type droce supports). NULL + rte_errno on error. */
+struct transport_qp *transport_qp_create(struct droce_qp *qp);
+/** Free it; the QP is detached and about to be destroyed. */
+void transport_qp_destroy(struct transport_qp *t);
+/**
+ * The QP's attributes changed (droce_modify_qp() applied by the owner, or the QP moved to
+ * ERR/SQE by verbs): re-read state, PSNs, path, timeouts; cancel timers in RESET/ERR.
+ */
+void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask);
+
+/**
+ * One parsed RoCE v2 frame for this QP (the engine found it by BTH DestQP, checked the
+ * destination GID and the ICRC). The transport consumes @p m (frees or keeps it).
+ */
+void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
+		  const struct droce_pkt *pkt);
+
+/**
+ * Requester and responder output: build and transmit up to @p budget packets (new requests
+ * from the SQ, retransmissions, READ responses, ACKs due). @return packets transmitted.
+ */
+unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
+
+/** True when transport_tx() has something to do now (SQ work, ACK or response due). */
+bool transport_tx_pending(const struct transport_qp *t);
+
+/** TSC of the QP's next timer (retransmit, RNR wait, ACK coalescing), or UINT64_MAX. */
+uint64_t transport_deadline(const struct transport_qp *t);
+/** Called by the engine when env->now >= transport_deadline(t). */
+void transport_timeout(struct transport_env *env, struct transport_qp *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_TRANSPORT_H */
