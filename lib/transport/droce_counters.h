@@ -51,7 +51,17 @@ extern "C" {
 	X(rnr_retry_exceeded,  "QPs failed after rnr_retry RNR retries") \
 	X(ack_sent,            "ACKs sent (coalesced)") \
 	X(ack_rcvd,            "ACKs received") \
-	X(unresolved_dropped,  "frames dropped while the next hop's MAC was unresolved")
+	X(unresolved_dropped,  "frames dropped while the next hop's MAC was unresolved") \
+	X(rx_bad_opcode,       "frames whose opcode the QP does not take (other transport, unknown)") \
+	X(rx_resp_dropped,     "responses dropped by the completer (duplicate, stale, out of order)") \
+	X(rx_dup_dropped,      "duplicate READ/ATOMIC requests with no responder resource left") \
+	X(resp_out_full,       "responses not queued: responder output queue full") \
+	X(neigh_req_sent,      "ARP requests and neighbour solicitations sent") \
+	X(neigh_reply_sent,    "ARP replies and neighbour advertisements sent") \
+	X(neigh_resolved,      "neighbour MACs learned (replies, requests for us)") \
+	X(neigh_failed,        "resolutions given up after neigh_retries requests") \
+	X(neigh_bad,           "ARP/ND frames ignored: malformed, bad checksum or hop limit") \
+	X(alloc_failed,        "frames the engine could not build (mbuf pool empty)")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

@@ -6,9 +6,10 @@
  * one parser serves both; config/default.ini is a copy of it.
  *
  *   [eal]            args = EAL arguments used when droce initialises EAL itself
- *   [engine]         lcores = engine lcore list (for the engine), mbufs = mbufs per port
+ *   [engine]         kept as key = value pairs for the engine layer (doc/engine.md)
  *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
- *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU
+ *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU,
+ *                    neigh = ADDR@MAC[,ADDR@MAC...] (static neighbours, IPv4 or IPv6 ADDR)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,14 +30,16 @@ static const char default_ini[] =
 	";\n"
 	"; droce embedded default: two devices joined in-process by a net_ring pair.\n"
 	"; No NIC, no hugepages. Used when DROCE_CONFIG is not set; this file is a copy of it.\n"
-	"; Keys: [eal] args; [engine] lcores, mbufs; [device NAME] devargs | ring_pair, mac,\n"
-	"; ipv4, ipv6 (comma-separated), mtu (Ethernet). See doc/api.md.\n"
+	"; Keys: [eal] args; [engine] lcores, mbufs, ... (doc/engine.md); [device NAME]\n"
+	"; devargs | ring_pair, mac, ipv4, ipv6 (comma-separated), mtu (Ethernet), neigh.\n"
+	"; See doc/api.md.\n"
 	"[eal]\n"
 	"args = --no-huge --no-shconf -m 512 --no-pci --log-level=lib.eal:error\n"
 	"\n"
 	"[engine]\n"
-	"lcores =\n"
+	"lcores = auto\n"
 	"mbufs = 8191\n"
+	"idle_sleep_us = 20\n"
 	"\n"
 	"[device droce0]\n"
 	"ring_pair = loop0\n"
@@ -63,7 +66,7 @@ int verbs_config_check_dev(const struct droce_device_cfg *cfg)
 		return -EINVAL;	/* exactly one way to get a port */
 	if (cfg->mtu != 0 && cfg->mtu < 576)
 		return -EINVAL;
-	if (cfg->n_ipv6 > DROCE_DEVICE_MAX_IPV6)
+	if (cfg->n_ipv6 > DROCE_DEVICE_MAX_IPV6 || cfg->n_neigh > DROCE_DEVICE_MAX_NEIGH)
 		return -EINVAL;
 	return 0;
 }
@@ -88,6 +91,44 @@ static int parse_ipv6_list(const char *val, struct droce_device_cfg *d)
 		    inet_pton(AF_INET6, tok, d->ipv6[d->n_ipv6]) != 1)
 			return -EINVAL;
 		d->n_ipv6++;
+	}
+	return 0;
+}
+
+/* ADDR@MAC: IPv4 (stored IPv4-mapped, as a GID) or IPv6. */
+static int parse_neigh_one(char *tok, struct droce_neigh_cfg *n)
+{
+	struct rte_ether_addr ea;
+	char *at = strchr(tok, '@');
+
+	if (at == NULL)
+		return -EINVAL;
+	*at = '\0';
+	memset(n, 0, sizeof(*n));
+	if (inet_pton(AF_INET, tok, &n->addr[12]) == 1) {
+		n->addr[10] = 0xff;
+		n->addr[11] = 0xff;
+	} else if (inet_pton(AF_INET6, tok, n->addr) != 1) {
+		return -EINVAL;
+	}
+	if (rte_ether_unformat_addr(at + 1, &ea) != 0)
+		return -EINVAL;
+	memcpy(n->mac, ea.addr_bytes, 6);
+	return 0;
+}
+
+static int parse_neigh_list(const char *val, struct droce_device_cfg *d)
+{
+	char buf[CFG_VALUE_LEN];
+	char *save = NULL, *tok;
+
+	if (copy_str(buf, sizeof(buf), val) < 0)
+		return -EINVAL;
+	for (tok = strtok_r(buf, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
+		if (d->n_neigh == DROCE_DEVICE_MAX_NEIGH ||
+		    parse_neigh_one(tok, &d->neigh[d->n_neigh]) < 0)
+			return -EINVAL;
+		d->n_neigh++;
 	}
 	return 0;
 }
@@ -126,6 +167,8 @@ static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char
 		return parse_ipv6_list(val, d);
 	if (strcmp(key, "mtu") == 0)
 		return parse_mtu(val, &d->mtu);
+	if (strcmp(key, "neigh") == 0)
+		return parse_neigh_list(val, d);
 	return -EINVAL;
 }
 
@@ -157,17 +200,24 @@ static int parse_device(struct rte_cfgfile *cf, const char *sec, struct droce_de
 
 static int parse_globals(struct rte_cfgfile *cf, struct verbs_config *out)
 {
+	struct rte_cfgfile_entry ent[RTE_DIM(out->engine)];
 	const char *v;
+	int i, n;
 
 	v = rte_cfgfile_get_entry(cf, "eal", "args");
 	if (v != NULL && copy_str(out->eal_args, sizeof(out->eal_args), v) < 0)
 		return -EINVAL;
-	v = rte_cfgfile_get_entry(cf, "engine", "lcores");
-	if (v != NULL && copy_str(out->lcores, sizeof(out->lcores), v) < 0)
+	if (!rte_cfgfile_has_section(cf, "engine"))
+		return 0;
+	n = rte_cfgfile_section_entries(cf, "engine", ent, RTE_DIM(ent));
+	if (n < 0 || n > (int)RTE_DIM(ent))
 		return -EINVAL;
-	v = rte_cfgfile_get_entry(cf, "engine", "mbufs");
-	if (v != NULL && v[0] != '\0')
-		out->mbufs = (unsigned int)strtoul(v, NULL, 10);
+	for (i = 0; i < n; i++) {
+		if (copy_str(out->engine[i].key, sizeof(out->engine[i].key), ent[i].name) < 0 ||
+		    copy_str(out->engine[i].value, sizeof(out->engine[i].value), ent[i].value) < 0)
+			return -EINVAL;
+	}
+	out->n_engine = (unsigned int)n;
 	return 0;
 }
 
@@ -178,7 +228,6 @@ static int parse_cfgfile(struct rte_cfgfile *cf, struct verbs_config *out)
 	int i, n, rc;
 
 	memset(out, 0, sizeof(*out));
-	out->mbufs = 8191;
 	rc = parse_globals(cf, out);
 	if (rc < 0)
 		return rc;

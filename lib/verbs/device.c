@@ -35,7 +35,26 @@ static struct {
 	bool own_eal;
 	unsigned int n_dev;
 	struct droce_device *dev[DROCE_MAX_DEVICES];
-} g = { PTHREAD_MUTEX_INITIALIZER, 1, false, 0, { NULL } };
+	unsigned int n_engine;
+	struct verbs_kv engine[16];	/**< the [engine] section, for the engine layer */
+} g = { PTHREAD_MUTEX_INITIALIZER, 1, false, 0, { NULL }, 0, { { "", "" } } };
+
+/*
+ * The engine's hooks, and the lock that serialises device open/close with them (held across
+ * the hooks, which may wait for an engine lcore; never taken by the engine).
+ */
+static const struct verbs_engine_ops *engine_ops;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void verbs_engine_register(const struct verbs_engine_ops *ops)
+{
+	__atomic_store_n(&engine_ops, ops, __ATOMIC_RELEASE);
+}
+
+const struct verbs_engine_ops *verbs_engine_ops_get(void)
+{
+	return __atomic_load_n(&engine_ops, __ATOMIC_ACQUIRE);
+}
 
 enum ibv_mtu verbs_mtu_from_eth(unsigned int eth_mtu)
 {
@@ -199,6 +218,7 @@ static int add_device(const struct droce_device_cfg *cfg)
 	if (dev->cfg.mtu == 0)
 		dev->cfg.mtu = 1500;
 	dev->port_id = -1;
+	dev->index = g.n_dev;
 	dev->active_mtu = verbs_mtu_from_eth(dev->cfg.mtu);
 	pthread_mutex_init(&dev->lock, NULL);
 	TAILQ_INIT(&dev->contexts);
@@ -247,8 +267,11 @@ static int init_locked(void)
 	if (cfg == NULL)
 		return -ENOMEM;
 	rc = verbs_config_load(path != NULL && path[0] != '\0' ? path : NULL, cfg);
-	if (rc == 0)
+	if (rc == 0) {
+		g.n_engine = cfg->n_engine;
+		memcpy(g.engine, cfg->engine, sizeof(g.engine));
 		rc = eal_start(cfg->eal_args);
+	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
 		rc = add_device(&cfg->dev[i]);
 		if (rc < 0)
@@ -308,6 +331,62 @@ struct droce_device *verbs_device_find(const char *name)
 int verbs_device_port(const struct droce_device *dev)
 {
 	return __atomic_load_n(&dev->port_id, __ATOMIC_ACQUIRE);
+}
+
+unsigned int verbs_engine_config(const struct verbs_kv **kv)
+{
+	*kv = g.engine;	/* written once, before any device exists */
+	return g.n_engine;
+}
+
+void *verbs_device_engine(const struct droce_device *dev)
+{
+	return __atomic_load_n(&dev->engine, __ATOMIC_ACQUIRE);
+}
+
+void verbs_device_set_engine(struct droce_device *dev, void *priv)
+{
+	__atomic_store_n(&dev->engine, priv, __ATOMIC_RELEASE);
+}
+
+const struct droce_device_cfg *verbs_device_cfg(const struct droce_device *dev)
+{
+	return &dev->cfg;
+}
+
+const union ibv_gid *verbs_device_gids_get(const struct droce_device *dev)
+{
+	return dev->gid;
+}
+
+unsigned int verbs_device_index(const struct droce_device *dev)
+{
+	return dev->index;
+}
+
+/* The first open starts the device in the engine, the last close stops it. */
+static int engine_open(struct droce_device *dev)
+{
+	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
+	int rc = 0;
+
+	pthread_mutex_lock(&open_lock);
+	if (dev->n_open == 0 && ops != NULL)
+		rc = ops->device_open(dev);
+	if (rc == 0)
+		dev->n_open++;
+	pthread_mutex_unlock(&open_lock);
+	return rc;
+}
+
+static void engine_close(struct droce_device *dev)
+{
+	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
+
+	pthread_mutex_lock(&open_lock);
+	if (--dev->n_open == 0 && ops != NULL)
+		ops->device_close(dev);
+	pthread_mutex_unlock(&open_lock);
 }
 
 struct droce_device **droce_get_device_list(int *num_devices)
@@ -374,6 +453,13 @@ struct droce_context *droce_open_device(struct droce_device *device)
 		errno = rc;
 		return NULL;
 	}
+	rc = engine_open(device);
+	if (rc != 0) {
+		verbs_async_fini(ctx);
+		free(ctx);
+		errno = -rc;
+		return NULL;
+	}
 	pthread_mutex_lock(&device->lock);
 	TAILQ_INSERT_TAIL(&device->contexts, ctx, next);
 	pthread_mutex_unlock(&device->lock);
@@ -398,6 +484,7 @@ int droce_close_device(struct droce_context *context)
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_REMOVE(&dev->contexts, ctx, next);
 	pthread_mutex_unlock(&dev->lock);
+	engine_close(dev);
 	verbs_async_fini(ctx);
 	free(ctx);
 	return 0;

@@ -158,6 +158,14 @@ struct droce_async_event {
 
 /** Maximum number of IPv6 addresses per device (each also becomes a GID). */
 #define DROCE_DEVICE_MAX_IPV6 4
+/** Maximum number of static neighbour entries per device. */
+#define DROCE_DEVICE_MAX_NEIGH 16
+
+/** A static neighbour: the MAC to use for a peer address (never resolved, never expires). */
+struct droce_neigh_cfg {
+	uint8_t addr[16];		/**< peer address as a GID (IPv4-mapped for IPv4) */
+	uint8_t mac[6];
+};
 
 /** A device description for droce_device_add(); the INI keys have the same names. */
 struct droce_device_cfg {
@@ -170,6 +178,8 @@ struct droce_device_cfg {
 	unsigned int n_ipv6;
 	uint8_t ipv6[DROCE_DEVICE_MAX_IPV6][16];
 	uint16_t mtu;			/**< Ethernet MTU; 0 means 1500 */
+	unsigned int n_neigh;
+	struct droce_neigh_cfg neigh[DROCE_DEVICE_MAX_NEIGH];	/**< INI: neigh = ADDR@MAC, ... */
 };
 
 /**

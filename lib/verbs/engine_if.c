@@ -303,3 +303,33 @@ void verbs_qp_error(struct droce_qp *q, int event)
 		verbs_qp_event(q, (enum ibv_event_type)event);
 	verbs_qp_check_cqs(qp);
 }
+
+const struct ibv_qp_attr *verbs_qp_attr(const struct droce_qp *q)
+{
+	return &container_of(q, const struct verbs_qp, pub)->attr;
+}
+
+const struct verbs_av *verbs_qp_av(const struct droce_qp *q)
+{
+	return &container_of(q, const struct verbs_qp, pub)->av;
+}
+
+const struct ibv_qp_cap *verbs_qp_cap(const struct droce_qp *q)
+{
+	return &container_of(q, const struct verbs_qp, pub)->cap;
+}
+
+enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *q)
+{
+	return (enum ibv_qp_state)verbs_qp_state(container_of(q, const struct verbs_qp, pub));
+}
+
+bool verbs_wq_pending(const struct droce_qp *q, bool sq)
+{
+	const struct verbs_qp *qp = container_of(q, const struct verbs_qp, pub);
+	const struct verbs_wq *wq = sq ? &qp->sq : &qp->rq;
+
+	if (!sq && q->srq != NULL)
+		return false;
+	return wq->buf != NULL && verbs_ring_ready(&wq->r, wq->fetch) != 0;
+}

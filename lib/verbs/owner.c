@@ -30,6 +30,8 @@ int verbs_owner_init(struct verbs_owner *o, const char *name)
 {
 	RTE_SET_USED(name);
 	o->detached = NULL;
+	o->modified = NULL;
+	o->driver = NULL;
 	o->arg = NULL;
 	o->head = NULL;
 	o->tail = NULL;
@@ -56,11 +58,23 @@ int verbs_qp_attach(struct droce_qp *q, struct verbs_owner *o)
 	return rc;
 }
 
-/* Control path: queue @p r to the QP's owner and wait until it was applied. */
+static void apply(struct verbs_owner *o, struct ctl_req *r);
+
+/*
+ * Control path: queue @p r to the QP's owner and wait until it was applied. A caller-driven
+ * owner (o->driver) has no loop of its own to wait for: apply at once under its driver lock,
+ * which excludes the iteration of whichever thread drives it (possibly this one, later).
+ */
 static int submit(struct ctl_req *r)
 {
 	struct verbs_owner *o = __atomic_load_n(&r->qp->owner, __ATOMIC_ACQUIRE);
 
+	if (o->driver != NULL) {
+		pthread_mutex_lock(o->driver);
+		apply(o, r);
+		pthread_mutex_unlock(o->driver);
+		return r->result;
+	}
 	pthread_mutex_lock(&o->lock);
 	if (o->tail != NULL)
 		((struct ctl_req *)o->tail)->next = r;
@@ -102,9 +116,11 @@ static void apply(struct verbs_owner *o, struct ctl_req *r)
 		r->result = 0;
 	}
 	pthread_mutex_unlock(&qp->ctl_lock);
-	if (r->op == CTL_MODIFY)
+	if (r->op == CTL_MODIFY) {
+		if (r->result == 0 && o->modified != NULL)
+			o->modified(o, &qp->pub, r->mask);
 		verbs_qp_check_cqs(qp);
-	else if (o->detached != NULL)
+	} else if (o->detached != NULL)
 		o->detached(o, &qp->pub);
 }
 

@@ -118,6 +118,14 @@ static void free_qp(struct verbs_qp *qp)
 	free(qp);
 }
 
+/* With an engine registered, every QP is owned by one of its lcores from creation on. */
+static int hand_to_engine(struct verbs_qp *qp)
+{
+	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
+
+	return ops != NULL ? -ops->qp_created(&qp->pub) : 0;
+}
+
 struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *a)
 {
 	struct verbs_qp *qp = NULL;
@@ -158,6 +166,12 @@ struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr 
 		return NULL;
 	}
 	take_refs(qp, 1);
+	rc = hand_to_engine(qp);
+	if (rc != 0) {
+		droce_destroy_qp(&qp->pub);
+		errno = rc;
+		return NULL;
+	}
 	return &qp->pub;
 }
 
@@ -169,12 +183,14 @@ int droce_destroy_qp(struct droce_qp *q)
 	if (q == NULL)
 		return EINVAL;
 	qp = to_vqp(q);
-	if (__atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE) != NULL)
-		verbs_owner_detach(qp);
 	dev = q->context->device;
+	/* Out of the table first: the owner applies the detach between two iterations, so after
+	 * it no lookup that still found the QP can be in progress. */
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_tbl[qp->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	if (__atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE) != NULL)
+		verbs_owner_detach(qp);
 	verbs_async_forget(q->context, q, &qp->async);
 	take_refs(qp, -1);
 	free_qp(qp);
@@ -222,6 +238,7 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:	/* IBA 9.4.1: RC only (SEND_*_WITH_INVALIDATE) */
 		return t == IBV_QPT_RC;
 	default:
 		return false;

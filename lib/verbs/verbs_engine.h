@@ -152,6 +152,22 @@ void verbs_srq_event(struct droce_srq *srq, enum ibv_event_type event);
  *  DEVICE_FATAL; element.port_num = 1 for port events). */
 void verbs_device_event(struct droce_device *dev, enum ibv_event_type event);
 
+/* ---- QP attributes for the transport (caller: the QP's owner, between control operations;
+ *      the values are those the last droce_modify_qp() committed) ---- */
+
+/** The QP's attributes as modify_qp set them (path_mtu, dest_qp_num, PSNs, timers, ...). */
+const struct ibv_qp_attr *verbs_qp_attr(const struct droce_qp *qp);
+/** The primary path (valid once IBV_QP_AV was set; sgid resolved from the GID table). */
+const struct verbs_av *verbs_qp_av(const struct droce_qp *qp);
+/** The granted queue capacities. */
+const struct ibv_qp_cap *verbs_qp_cap(const struct droce_qp *qp);
+/** The QP's current state (load-acquire; may change under the owner only by the owner's own
+ *  verbs_* calls or a CQ overrun). */
+enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *qp);
+/** True when the send queue (@p sq) or the receive queue holds WQEs posted but not yet handed
+ *  out by verbs_sq_next()/verbs_rq_next() (a peek: nothing is consumed). */
+bool verbs_wq_pending(const struct droce_qp *qp, bool sq);
+
 /* ---- Lookups for the engine ---- */
 
 /** The live QP numbered @p qpn on @p dev, or NULL. */
@@ -179,10 +195,21 @@ struct verbs_owner {
 	/** Called by verbs_owner_poll() on the owner's thread when a QP is detached (it is about
 	 *  to be destroyed): the owner must drop every reference to it before returning. */
 	void (*detached)(struct verbs_owner *o, struct droce_qp *qp);
+	/** Called on the owner's thread after a droce_modify_qp() was applied successfully
+	 *  (@p attr_mask as the caller gave it), so the owner can update its protocol state. */
+	void (*modified)(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
+	/**
+	 * NULL: the owner runs its own loop and applies requests in verbs_owner_poll().
+	 * Non-NULL: a caller-driven (inline) owner. Its loop runs in application threads that hold
+	 * this mutex for each iteration; a control request is then applied at once by the
+	 * requesting thread under the same mutex (waiting for the owner to poll would deadlock
+	 * when the requester is the thread that drives it). Set before the first attach.
+	 */
+	pthread_mutex_t *driver;
 	void *arg;		/**< for the owner's use */
 };
 
-/** Initialise an owner (@p name is for logs). Sets detached and arg to NULL.
+/** Initialise an owner (@p name is for logs). Sets detached, modified, driver and arg to NULL.
  *  @return 0, -errno. */
 int verbs_owner_init(struct verbs_owner *o, const char *name);
 /** Free an owner that owns no QP any more. */
@@ -194,6 +221,43 @@ int verbs_qp_attach(struct droce_qp *qp, struct verbs_owner *o);
 /** Called by the owner from its loop: apply the queued control requests (modify_qp, detach on
  *  destroy). Cheap when none is queued. @return the number applied. */
 unsigned int verbs_owner_poll(struct verbs_owner *o);
+
+/* ---- Engine hooks ----
+ * The engine is a layer above verbs: it registers these once (at load time) and verbs calls
+ * them from the application thread that opens a device or creates a QP. Without an engine
+ * (the verbs tests), nothing is called and QPs stay unowned.
+ */
+struct verbs_engine_ops {
+	/** The first context of @p dev is being opened: start its port. @return 0, -errno
+	 *  (droce_open_device() then fails with that errno). */
+	int (*device_open)(struct droce_device *dev);
+	/** The last context of @p dev was closed (no object is left on it): stop its port. */
+	void (*device_close)(struct droce_device *dev);
+	/** @p qp was created (RESET, in the QP table): take ownership (verbs_qp_attach()).
+	 *  @return 0, -errno (droce_create_qp() then fails with that errno). */
+	int (*qp_created)(struct droce_qp *qp);
+};
+
+/** Register the engine (one; a second call replaces the first). */
+void verbs_engine_register(const struct verbs_engine_ops *ops);
+
+/** The engine's per-device state (NULL until it sets one). */
+void *verbs_device_engine(const struct droce_device *dev);
+void verbs_device_set_engine(struct droce_device *dev, void *priv);
+/** The device's configuration (MAC resolved from the port when the INI gave none). */
+const struct droce_device_cfg *verbs_device_cfg(const struct droce_device *dev);
+/** GID table of @p dev (DROCE_MAX_GID entries; unused ones are all zero). */
+const union ibv_gid *verbs_device_gids_get(const struct droce_device *dev);
+/** Index of @p dev among the devices (0 .. DROCE_MAX_DEVICES - 1). */
+unsigned int verbs_device_index(const struct droce_device *dev);
+
+/** One "key = value" of the [engine] section of the configuration. */
+struct verbs_kv {
+	char key[64];
+	char value[256];
+};
+/** The [engine] section as loaded (the engine interprets it). @return number of entries. */
+unsigned int verbs_engine_config(const struct verbs_kv **kv);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,9 @@ struct droce_device {
 	uint32_t qp_next;
 	uint32_t mr_next;
 	uint32_t n_pd, n_cq, n_srq, n_ah;
+	unsigned int index;		/**< in the device list */
+	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
+	void *engine;			/**< the engine's per-device state (atomic) */
 };
 
 struct verbs_async_item {
@@ -205,8 +208,8 @@ static inline void *verbs_wq_slot(const struct verbs_wq *q, uint32_t idx)
 /* config.c */
 struct verbs_config {
 	char eal_args[512];
-	char lcores[64];
-	unsigned int mbufs;
+	unsigned int n_engine;
+	struct verbs_kv engine[16];	/**< [engine] section, interpreted by the engine */
 	unsigned int n_dev;
 	struct droce_device_cfg dev[DROCE_MAX_DEVICES];
 };
@@ -223,6 +226,8 @@ int verbs_init(void);
 enum ibv_mtu verbs_mtu_from_eth(unsigned int eth_mtu);
 void verbs_device_gids(struct droce_device *dev);
 void verbs_ctx_get(struct droce_context *c);
+/** The registered engine hooks, or NULL. */
+const struct verbs_engine_ops *verbs_engine_ops_get(void);
 void verbs_ctx_put(struct droce_context *c);
 
 /* async.c */

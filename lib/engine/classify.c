@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Receive path: one RX burst per device and iteration, each frame classified by its headers
+ * (ARP; ICMPv6 neighbour discovery; IPv4/IPv6 UDP to port 4791) and either handled here, handed
+ * to its QP's transport, or dropped under a named counter. Nothing on this path allocates,
+ * locks or logs.
+ */
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "engine_private.h"
+
+enum frame_class { FC_OTHER, FC_ARP, FC_ICMP6, FC_ROCE };
+
+/* Bytes of @p m's first segment from @p off on, or 0. */
+static uint32_t seg_room(const struct rte_mbuf *m, uint32_t off)
+{
+	return off < m->data_len ? m->data_len - off : 0;
+}
+
+/* Ethertype and L3 offset, skipping one 802.1Q tag. */
+static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t type;
+
+	if (m->data_len < RTE_ETHER_HDR_LEN)
+		return 0;
+	type = rte_be_to_cpu_16(eh->ether_type);
+	*l3_off = RTE_ETHER_HDR_LEN;
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		const struct rte_vlan_hdr *vh = (const void *)(eh + 1);
+
+		if (m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+			return 0;
+		type = rte_be_to_cpu_16(vh->eth_proto);
+		*l3_off += RTE_VLAN_HLEN;
+	}
+	return type;
+}
+
+static bool udp_is_roce(const struct rte_mbuf *m, uint32_t l4_off)
+{
+	const struct rte_udp_hdr *uh;
+
+	if (seg_room(m, l4_off) < sizeof(*uh))
+		return true;	/* truncated: the parser names the reason */
+	uh = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, l4_off);
+	return uh->dst_port == RTE_BE16(DROCE_ROCEV2_PORT);
+}
+
+static enum frame_class classify_ipv4(const struct rte_mbuf *m, uint32_t off)
+{
+	const struct rte_ipv4_hdr *ip;
+
+	if (seg_room(m, off) < sizeof(*ip))
+		return FC_OTHER;
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, off);
+	if (ip->next_proto_id != IPPROTO_UDP)
+		return FC_OTHER;
+	/* IHL below 5 or fragments: the parser rejects them under their own reasons. */
+	return udp_is_roce(m, off + RTE_MAX(rte_ipv4_hdr_len(ip), 20u)) ? FC_ROCE : FC_OTHER;
+}
+
+static enum frame_class classify_ipv6(const struct rte_mbuf *m, uint32_t off)
+{
+	const struct rte_ipv6_hdr *ip;
+
+	if (seg_room(m, off) < sizeof(*ip))
+		return FC_OTHER;
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, off);
+	if (ip->proto == IPPROTO_ICMPV6)
+		return FC_ICMP6;
+	if (ip->proto != IPPROTO_UDP)
+		return FC_OTHER;
+	return udp_is_roce(m, off + sizeof(*ip)) ? FC_ROCE : FC_OTHER;
+}
+
+static enum frame_class classify(const struct rte_mbuf *m, uint32_t *l3_off)
+{
+	switch (l2_type(m, l3_off)) {
+	case RTE_ETHER_TYPE_ARP:
+		return FC_ARP;
+	case RTE_ETHER_TYPE_IPV4:
+		return classify_ipv4(m, *l3_off);
+	case RTE_ETHER_TYPE_IPV6:
+		return classify_ipv6(m, *l3_off);
+	default:
+		return FC_OTHER;
+	}
+}
+
+/* A RoCE v2 frame: parse (ICRC included), check the destination GID, find the QP. */
+static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m)
+{
+	struct droce_counters *c = &edev->cnt;
+	struct engine_qp *eq;
+	struct droce_pkt pkt;
+	enum droce_parse_err err;
+	uint32_t idx;
+
+	err = droce_parse_mbuf(m, 0, &pkt);
+	if (err != DROCE_PARSE_OK) {
+		c->parse_err[err]++;
+		c->rx_bad_frame++;
+		goto drop;
+	}
+	if (!engine_is_our_gid(edev, pkt.dgid)) {
+		c->rx_not_our_gid++;
+		goto drop;
+	}
+	idx = droce_bth_qpn(droce_pkt_bth(&pkt)) - DROCE_QPN_BASE;
+	eq = idx < DROCE_MAX_QP ? edev->qps[idx] : NULL;
+	if (eq == NULL) {
+		c->rx_unknown_qp++;
+		goto drop;
+	}
+	c->rx_roce++;
+	transport_rx(&lc->env, eq->t, m, &pkt);
+	engine_qp_rearm(lc, eq);
+	return;
+drop:
+	rte_pktmbuf_free(m);
+}
+
+static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m)
+{
+	uint32_t l3_off = 0;
+
+	switch (classify(m, &l3_off)) {
+	case FC_ROCE:
+		rx_roce(lc, edev, m);
+		return;
+	case FC_ARP:
+		edev->cnt.rx_arp++;
+		engine_neigh_rx_arp(lc, edev, m, l3_off);
+		break;
+	case FC_ICMP6:
+		if (engine_neigh_rx_icmp6(lc, edev, m, l3_off))
+			edev->cnt.rx_nd++;
+		else
+			edev->cnt.rx_not_roce++;
+		break;
+	default:
+		edev->cnt.rx_not_roce++;
+		break;
+	}
+	rte_pktmbuf_free(m);
+}
+
+unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
+{
+	struct rte_mbuf *pkts[ENGINE_BURST];
+	uint16_t i, n;
+
+	n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		edev->cnt.rx_packets++;
+		edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+		rx_one(lc, edev, pkts[i]);
+	}
+	return n;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The [engine] section of the configuration (verbs keeps it as key = value pairs):
+ *
+ *   lcores = [auto | LIST]   engine lcores: empty = inline (droce_engine_poll()); auto = the
+ *                            first EAL worker lcore, inline if there is none; LIST = worker
+ *                            lcore ids, "1,3" or "1-2"
+ *   mbufs = N                mbufs per engine instance pool (8191)
+ *   mbuf_size = BYTES        mbuf data room (0: fits the largest device MTU in one segment)
+ *   rxd = N, txd = N         descriptors per port queue (1024)
+ *   idle_sleep_us = US       a dedicated lcore idle for 1024 iterations sleeps US (0: spin)
+ *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
+ *   neigh_retries = N        requests before a resolution is given up (3)
+ *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_lcore.h>
+
+#include "engine_private.h"
+
+static int parse_uint(const char *v, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long x;
+
+	if (v[0] == '\0')
+		return 0;	/* empty: keep the default */
+	x = strtoul(v, &end, 0);
+	if (end == v || *end != '\0' || x > max)
+		return -EINVAL;
+	*out = (unsigned int)x;
+	return 0;
+}
+
+static int add_lcore(struct engine_config *c, unsigned long id)
+{
+	unsigned int i;
+
+	if (id >= RTE_MAX_LCORE || !rte_lcore_is_enabled((unsigned int)id) ||
+	    id == rte_get_main_lcore() || c->n_lcores == ENGINE_MAX_LCORES)
+		return -EINVAL;
+	for (i = 0; i < c->n_lcores; i++)
+		if (c->lcores[i] == id)
+			return -EINVAL;
+	c->lcores[c->n_lcores++] = (unsigned int)id;
+	return 0;
+}
+
+/* "1,3" or "1-2,4": worker lcores of this EAL. */
+static int parse_lcore_list(struct engine_config *c, const char *v)
+{
+	unsigned long a, b;
+	char *end;
+
+	while (*v != '\0') {
+		a = strtoul(v, &end, 10);
+		if (end == v)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			v = end + 1;
+			b = strtoul(v, &end, 10);
+			if (end == v || b < a)
+				return -EINVAL;
+		}
+		for (; a <= b; a++)
+			if (add_lcore(c, a) < 0)
+				return -EINVAL;
+		v = end;
+		while (*v == ',' || *v == ' ')
+			v++;
+	}
+	return 0;
+}
+
+static int parse_lcores(struct engine_config *c, const char *v)
+{
+	unsigned int id;
+
+	c->n_lcores = 0;
+	if (v[0] == '\0') {
+		c->inline_mode = true;
+		return 0;
+	}
+	if (strcmp(v, "auto") == 0) {
+		id = rte_get_next_lcore(-1, 1, 0);
+		c->inline_mode = id >= RTE_MAX_LCORE;
+		if (!c->inline_mode)
+			c->lcores[c->n_lcores++] = id;
+		return 0;
+	}
+	c->inline_mode = false;
+	return parse_lcore_list(c, v);
+}
+
+static int parse_key(struct engine_config *c, const char *k, const char *v)
+{
+	if (strcmp(k, "lcores") == 0)
+		return parse_lcores(c, v);
+	if (strcmp(k, "mbufs") == 0)
+		return parse_uint(v, 1u << 24, &c->mbufs);
+	if (strcmp(k, "mbuf_size") == 0)
+		return parse_uint(v, UINT16_MAX, &c->mbuf_size);
+	if (strcmp(k, "rxd") == 0)
+		return parse_uint(v, 32768, &c->rxd);
+	if (strcmp(k, "txd") == 0)
+		return parse_uint(v, 32768, &c->txd);
+	if (strcmp(k, "idle_sleep_us") == 0)
+		return parse_uint(v, 1000000, &c->idle_sleep_us);
+	if (strcmp(k, "neigh_retry_ms") == 0)
+		return parse_uint(v, 60000, &c->neigh_retry_ms);
+	if (strcmp(k, "neigh_retries") == 0)
+		return parse_uint(v, 100, &c->neigh_retries);
+	if (strcmp(k, "neigh_reachable_s") == 0)
+		return parse_uint(v, 86400, &c->neigh_reachable_s);
+	return -EINVAL;
+}
+
+int engine_config_load(struct engine_config *c)
+{
+	const struct verbs_kv *kv;
+	unsigned int i, n = verbs_engine_config(&kv);
+
+	memset(c, 0, sizeof(*c));
+	c->inline_mode = true;
+	c->mbufs = 8191;
+	c->rxd = 1024;
+	c->txd = 1024;
+	c->neigh_retry_ms = 1000;
+	c->neigh_retries = 3;
+	c->neigh_reachable_s = 30;
+	for (i = 0; i < n; i++) {
+		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
+			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,
+				   kv[i].value);
+			return -EINVAL;
+		}
+	}
+	if (c->mbufs < 2 * ENGINE_TXBUF || c->neigh_retry_ms == 0) {
+		ENGINE_LOG(ERR, "[engine] mbufs below %u or neigh_retry_ms 0", 2 * ENGINE_TXBUF);
+		return -EINVAL;
+	}
+	return 0;
+}

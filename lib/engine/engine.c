@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Engine lifecycle and control: the instances (dedicated lcores or the inline one), starting
+ * and stopping devices on them, calls into an instance from other threads, and the public API
+ * (droce_engine.h).
+ *
+ * Start and stop follow device open and close (verbs calls the hooks under its open lock): the
+ * first open of any device creates the instances from the [engine] configuration and launches
+ * the dedicated lcores; the first open of a device starts its port and hands it to the
+ * instance with the fewest devices; the last close stops it, and when no device is open any
+ * more the lcores return (they are launched again by the next open).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "droce_engine.h"
+#include "engine_private.h"
+
+RTE_LOG_REGISTER(engine_logtype, droce.engine, NOTICE);
+
+struct engine_config engine_cfg;
+
+static struct {
+	pthread_mutex_t lock;		/**< lifecycle; never taken by an instance */
+	int state;			/**< 0: not initialised, 1: ready, < 0: failed */
+	unsigned int n_lc;
+	struct engine_lcore *lc[ENGINE_MAX_LCORES];
+	unsigned int n_open;		/**< started devices */
+} eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+RTE_INIT(engine_register)
+{
+	verbs_engine_register(&engine_verbs_ops);
+}
+
+/* ---- Calls into an instance ---- */
+
+struct engine_call {
+	struct engine_call *next;
+	engine_call_fn fn;
+	void *arg;
+	uint32_t done;		/**< store-release by the instance */
+};
+
+static bool queue_call(struct engine_lcore *lc, struct engine_call *c)
+{
+	struct engine_call **pp;
+	bool queued = false;
+
+	pthread_mutex_lock(&lc->call_lock);
+	if (__atomic_load_n(&lc->running, __ATOMIC_ACQUIRE)) {
+		for (pp = (struct engine_call **)&lc->calls; *pp != NULL; pp = &(*pp)->next)
+			;
+		*pp = c;
+		/* Pairs with the load-acquire in engine_calls_poll(). */
+		__atomic_store_n(&lc->call_pending, 1, __ATOMIC_RELEASE);
+		queued = true;
+	}
+	pthread_mutex_unlock(&lc->call_lock);
+	return queued;
+}
+
+void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg)
+{
+	struct engine_call c = { .fn = fn, .arg = arg };
+
+	if (lc->dedicated && rte_lcore_id() == lc->lcore_id) {
+		fn(lc, arg);	/* from the instance itself (an owner callback) */
+		return;
+	}
+	if (lc->dedicated && queue_call(lc, &c)) {
+		/* Pairs with the store-release of done in run_calls(). */
+		while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+			sched_yield();
+		return;
+	}
+	/* Inline, or a dedicated lcore that is not running: nobody else iterates meanwhile. */
+	pthread_mutex_lock(&lc->driver);
+	fn(lc, arg);
+	pthread_mutex_unlock(&lc->driver);
+}
+
+/* Caller holds call_lock. */
+static unsigned int run_calls(struct engine_lcore *lc)
+{
+	struct engine_call *c = lc->calls, *next;
+	unsigned int n = 0;
+
+	lc->calls = NULL;
+	__atomic_store_n(&lc->call_pending, 0, __ATOMIC_RELAXED);
+	for (; c != NULL; c = next, n++) {
+		next = c->next;	/* c lives on the caller's stack: read before done */
+		c->fn(lc, c->arg);
+		/* Pairs with the load-acquire in engine_lcore_call(). */
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+unsigned int engine_calls_poll(struct engine_lcore *lc)
+{
+	unsigned int n;
+
+	/* Pairs with the store-release in queue_call(). */
+	if (!__atomic_load_n(&lc->call_pending, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&lc->call_lock);
+	n = run_calls(lc);
+	pthread_mutex_unlock(&lc->call_lock);
+	return n;
+}
+
+/* The dedicated lcore: the loop, then the calls queued while it was stopping. */
+static int lcore_entry(void *arg)
+{
+	struct engine_lcore *lc = arg;
+
+	engine_lcore_main(lc);
+	pthread_mutex_lock(&lc->call_lock);
+	__atomic_store_n(&lc->running, 0, __ATOMIC_RELEASE);
+	run_calls(lc);
+	pthread_mutex_unlock(&lc->call_lock);
+	return 0;
+}
+
+/* ---- Instances ---- */
+
+/* Data room that holds the largest device frame in one segment (or [engine] mbuf_size). */
+static uint16_t data_room(void)
+{
+	struct droce_device **list = droce_get_device_list(NULL);
+	uint32_t mtu = 1500, room;
+	unsigned int i;
+
+	for (i = 0; list != NULL && list[i] != NULL; i++)
+		mtu = RTE_MAX(mtu, (uint32_t)verbs_device_cfg(list[i])->mtu);
+	droce_free_device_list(list);
+	room = engine_cfg.mbuf_size != 0 ? engine_cfg.mbuf_size :
+		mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+	room = RTE_MAX(room, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM) + RTE_PKTMBUF_HEADROOM;
+	return (uint16_t)RTE_MIN(room, (uint32_t)UINT16_MAX);
+}
+
+static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, bool dedicated)
+{
+	struct engine_lcore *lc = rte_zmalloc("droce_engine", sizeof(*lc), RTE_CACHE_LINE_SIZE);
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	if (lc == NULL)
+		return NULL;
+	lc->lcore_id = lcore_id;
+	lc->dedicated = dedicated;
+	snprintf(name, sizeof(name), "drc_pool%u", i);
+	lc->pool = rte_pktmbuf_pool_create(name, engine_cfg.mbufs, 256, 0, data_room(),
+					   (int)rte_socket_id());
+	lc->qps = rte_calloc("droce_engine_qps", ENGINE_MAX_QPS, sizeof(*lc->qps), 0);
+	if (lc->pool == NULL || lc->qps == NULL ||
+	    engine_timers_init(&lc->timers, ENGINE_MAX_QPS) != 0 ||
+	    verbs_owner_init(&lc->owner, name) != 0) {
+		rte_mempool_free(lc->pool);
+		rte_free(lc->qps);
+		engine_timers_free(&lc->timers);
+		rte_free(lc);
+		return NULL;
+	}
+	pthread_mutex_init(&lc->driver, NULL);
+	pthread_mutex_init(&lc->call_lock, NULL);
+	lc->owner.detached = engine_qp_detached;
+	lc->owner.modified = engine_qp_modified;
+	lc->owner.driver = dedicated ? NULL : &lc->driver;
+	lc->owner.arg = lc;
+	lc->env.pool = lc->pool;
+	lc->env.hz = rte_get_tsc_hz();
+	lc->env.now = rte_rdtsc();
+	lc->env.tx = engine_env_tx;
+	lc->env.resolve = engine_env_resolve;
+	lc->env.counters = engine_env_counters;
+	lc->env.engine = lc;
+	return lc;
+}
+
+/* Caller holds eng.lock. */
+static int init_locked(void)
+{
+	unsigned int i, n;
+
+	if (engine_config_load(&engine_cfg) < 0)
+		return -EINVAL;
+	n = engine_cfg.inline_mode ? 1 : engine_cfg.n_lcores;
+	for (i = 0; i < n; i++) {
+		eng.lc[i] = engine_cfg.inline_mode ?
+			lcore_create(i, RTE_MAX_LCORE, false) :
+			lcore_create(i, engine_cfg.lcores[i], true);
+		if (eng.lc[i] == NULL) {
+			ENGINE_LOG(ERR, "cannot create engine instance %u (mbufs %u)", i,
+				   engine_cfg.mbufs);
+			return -ENOMEM;
+		}
+		eng.n_lc++;
+	}
+	ENGINE_LOG(INFO, "%s, %u instance(s)", engine_cfg.inline_mode ? "inline" : "dedicated",
+		   eng.n_lc);
+	return 0;
+}
+
+static int ensure_init(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&eng.lock);
+	if (eng.state == 0)
+		eng.state = init_locked() == 0 ? 1 : -1;
+	rc = eng.state == 1 ? 0 : -EIO;
+	pthread_mutex_unlock(&eng.lock);
+	return rc;
+}
+
+/* Caller holds eng.lock. */
+static int launch_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng.n_lc; i++) {
+		struct engine_lcore *lc = eng.lc[i];
+
+		if (!lc->dedicated)
+			continue;
+		__atomic_store_n(&lc->stop, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&lc->running, 1, __ATOMIC_RELEASE);
+		if (rte_eal_remote_launch(lcore_entry, lc, lc->lcore_id) != 0) {
+			__atomic_store_n(&lc->running, 0, __ATOMIC_RELEASE);
+			ENGINE_LOG(ERR, "lcore %u is busy: cannot launch the engine", lc->lcore_id);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* Caller holds eng.lock. */
+static void stop_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng.n_lc; i++) {
+		struct engine_lcore *lc = eng.lc[i];
+
+		if (!lc->dedicated || !__atomic_load_n(&lc->running, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&lc->stop, 1, __ATOMIC_RELEASE);
+		rte_eal_wait_lcore(lc->lcore_id);
+	}
+}
+
+/* ---- Devices ---- */
+
+static void add_dev(struct engine_lcore *lc, void *arg)
+{
+	struct engine_dev *edev = arg;
+
+	lc->devs[lc->n_dev++] = edev;
+}
+
+static void remove_dev(struct engine_lcore *lc, void *arg)
+{
+	struct engine_dev *edev = arg;
+	unsigned int i;
+
+	for (i = 0; i < lc->n_dev; i++) {
+		if (lc->devs[i] == edev) {
+			lc->devs[i] = lc->devs[--lc->n_dev];
+			break;
+		}
+	}
+	if (edev->started)
+		engine_dev_flush(edev);
+}
+
+static struct engine_dev *edev_get(struct droce_device *dev)
+{
+	struct engine_dev *edev = verbs_device_engine(dev);
+
+	if (edev != NULL)
+		return edev;
+	edev = rte_zmalloc("droce_engine_dev", sizeof(*edev), RTE_CACHE_LINE_SIZE);
+	if (edev == NULL)
+		return NULL;
+	edev->dev = dev;
+	edev->neigh = engine_neigh_create(edev);
+	if (edev->neigh == NULL) {
+		rte_free(edev);
+		return NULL;
+	}
+	verbs_device_set_engine(dev, edev);
+	return edev;
+}
+
+static void gid_cache(struct engine_dev *edev)
+{
+	static const uint8_t zero[16];
+	const union ibv_gid *g = verbs_device_gids_get(edev->dev);
+	unsigned int i;
+
+	edev->n_gid = 0;
+	for (i = 0; i < DROCE_MAX_GID; i++)
+		if (memcmp(g[i].raw, zero, 16) != 0)
+			memcpy(edev->gid[edev->n_gid++], g[i].raw, 16);
+}
+
+static struct engine_lcore *least_loaded(void)
+{
+	struct engine_lcore *best = eng.lc[0];
+	unsigned int i;
+
+	for (i = 1; i < eng.n_lc; i++)
+		if (eng.lc[i]->n_dev < best->n_dev)
+			best = eng.lc[i];
+	return best;
+}
+
+/* Caller holds eng.lock. */
+static int open_locked(struct droce_device *dev)
+{
+	struct engine_dev *edev = edev_get(dev);
+	struct engine_lcore *lc = least_loaded();
+	int rc = 0;
+
+	if (edev == NULL)
+		return -ENOMEM;
+	gid_cache(edev);
+	if (verbs_device_port(dev) >= 0)
+		rc = engine_port_start(edev, lc->pool);
+	else
+		ENGINE_LOG(WARNING, "%s has no port yet: opened without one",
+			   verbs_device_cfg(dev)->name);
+	if (rc != 0)
+		return rc;
+	if (eng.n_open == 0) {
+		rc = launch_all();
+		if (rc != 0) {
+			stop_all();
+			engine_port_stop(edev);
+			return rc;
+		}
+	}
+	eng.n_open++;
+	edev->lc = lc;
+	engine_lcore_call(lc, add_dev, edev);
+	return 0;
+}
+
+int engine_device_open(struct droce_device *dev);
+void engine_device_close(struct droce_device *dev);
+
+int engine_device_open(struct droce_device *dev)
+{
+	int rc = ensure_init();
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&eng.lock);
+	rc = open_locked(dev);
+	pthread_mutex_unlock(&eng.lock);
+	return rc;
+}
+
+void engine_device_close(struct droce_device *dev)
+{
+	struct engine_dev *edev = verbs_device_engine(dev);
+
+	if (edev == NULL || edev->lc == NULL)
+		return;
+	pthread_mutex_lock(&eng.lock);
+	engine_lcore_call(edev->lc, remove_dev, edev);
+	edev->lc = NULL;
+	engine_port_stop(edev);
+	if (--eng.n_open == 0)
+		stop_all();
+	pthread_mutex_unlock(&eng.lock);
+}
+
+/* ---- Public API ---- */
+
+int droce_engine_poll(struct droce_context *ctx)
+{
+	struct engine_dev *edev;
+	struct engine_lcore *lc;
+	unsigned int n;
+
+	if (ctx == NULL)
+		return -EINVAL;
+	edev = verbs_device_engine(ctx->device);
+	lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) : NULL;
+	if (lc == NULL)
+		return -ENODEV;
+	if (lc->dedicated)
+		return -EBUSY;
+	pthread_mutex_lock(&lc->driver);
+	n = engine_iteration(lc);
+	pthread_mutex_unlock(&lc->driver);
+	return (int)RTE_MIN(n, (unsigned int)INT32_MAX);
+}
+
+bool droce_engine_is_inline(void)
+{
+	struct droce_device **list = droce_get_device_list(NULL);
+
+	droce_free_device_list(list);	/* loads the configuration, starts EAL */
+	return ensure_init() == 0 ? engine_cfg.inline_mode : false;
+}
+
+struct counters_arg {
+	struct engine_dev *edev;
+	struct droce_counters *out;	/**< NULL: reset */
+};
+
+static void counters_op(struct engine_lcore *lc, void *arg)
+{
+	struct counters_arg *a = arg;
+
+	RTE_SET_USED(lc);
+	if (a->out != NULL)
+		*a->out = a->edev->cnt;
+	else
+		memset(&a->edev->cnt, 0, sizeof(a->edev->cnt));
+}
+
+/* Run a counter operation where it cannot race the instance serving the device. */
+static int counters_do(struct droce_context *ctx, struct droce_counters *out)
+{
+	struct counters_arg a;
+
+	if (ctx == NULL)
+		return -EINVAL;
+	a.edev = verbs_device_engine(ctx->device);
+	a.out = out;
+	if (a.edev == NULL) {
+		if (out != NULL)
+			memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	pthread_mutex_lock(&eng.lock);	/* the device stays on its instance meanwhile */
+	if (a.edev->lc != NULL)
+		engine_lcore_call(a.edev->lc, counters_op, &a);
+	else
+		counters_op(NULL, &a);
+	pthread_mutex_unlock(&eng.lock);
+	return 0;
+}
+
+int droce_query_counters(struct droce_context *ctx, struct droce_counters *out)
+{
+	if (out == NULL)
+		return -EINVAL;
+	return counters_do(ctx, out);
+}
+
+int droce_counters_reset(struct droce_context *ctx)
+{
+	return counters_do(ctx, NULL);
+}

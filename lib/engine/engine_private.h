@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * Engine internals shared between the files of lib/engine (not installed).
+ *
+ * One struct engine_lcore per engine instance: a dedicated EAL worker lcore, or the single
+ * inline instance that application threads drive with droce_engine_poll(). Each open device
+ * (struct engine_dev) is served by exactly one instance, which owns its port queues, its
+ * neighbour table and every QP of the device. Everything an instance touches on the packet
+ * path is its own: no lock, no atomic read-modify-write, no allocation.
+ *
+ * Control (device start/stop, QP add, counter reads) reaches an instance through
+ * engine_lcore_call(): queued and applied between two iterations on a dedicated lcore, or
+ * applied at once under the instance's driver lock when the instance is inline or not running.
+ */
+#ifndef ENGINE_PRIVATE_H
+#define ENGINE_PRIVATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "droce_config.h"
+#include "droce_counters.h"
+#include "transport.h"
+#include "verbs_engine.h"
+
+extern int engine_logtype;
+#define ENGINE_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, engine_logtype, "droce engine: " fmt "\n", ##__VA_ARGS__)
+
+#define ENGINE_BURST 32			/**< RX burst, TX flush unit, transport_tx budget */
+#define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
+#define ENGINE_MAX_LCORES 8
+#define ENGINE_MAX_QPS (DROCE_MAX_QP * DROCE_MAX_DEVICES)
+
+/** [engine] settings (engine_config_load()). */
+struct engine_config {
+	bool inline_mode;		/**< lcores empty (or auto without a free worker) */
+	unsigned int n_lcores;
+	unsigned int lcores[ENGINE_MAX_LCORES];
+	unsigned int mbufs;		/**< per instance pool */
+	unsigned int mbuf_size;		/**< data room; 0: from the largest device MTU */
+	unsigned int rxd, txd;		/**< descriptors per queue */
+	unsigned int idle_sleep_us;	/**< dedicated lcore: sleep when idle (0: busy poll) */
+	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
+	unsigned int neigh_retries;	/**< requests before giving up */
+	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
+};
+
+struct engine_lcore;
+struct neigh_table;
+
+/** One QP as its engine instance sees it. */
+struct engine_qp {
+	struct droce_qp *qp;
+	struct transport_qp *t;		/**< NULL while no transport is linked */
+	struct engine_dev *edev;
+	uint64_t deadline;		/**< as in the timer heap; UINT64_MAX: not in it */
+	uint32_t heap_idx;
+	uint32_t list_idx;		/**< in engine_lcore.qps */
+};
+
+/** A device served by an engine instance. Allocated at the first open, kept for life. */
+struct engine_dev {
+	struct droce_device *dev;
+	struct engine_lcore *lc;	/**< NULL while stopped */
+	uint16_t port;
+	bool started;
+	struct rte_ether_addr mac;
+	unsigned int n_gid;
+	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
+	struct neigh_table *neigh;
+	struct engine_qp *qps[DROCE_MAX_QP];	/**< by QPN - DROCE_QPN_BASE (owner only) */
+	uint16_t n_tx;
+	struct rte_mbuf *tx[ENGINE_TXBUF];
+	struct droce_counters cnt;	/**< written by the serving instance only */
+};
+
+/** Timer heap: QPs with an armed transport deadline, earliest first. */
+struct engine_timers {
+	struct engine_qp **heap;
+	uint32_t n;
+	uint32_t cap;
+};
+
+typedef void (*engine_call_fn)(struct engine_lcore *lc, void *arg);
+
+struct engine_lcore {
+	unsigned int lcore_id;		/**< EAL lcore; RTE_MAX_LCORE for the inline instance */
+	bool dedicated;
+	uint32_t running;		/**< dedicated loop launched (atomic) */
+	uint32_t stop;			/**< ask the loop to return (atomic) */
+	struct verbs_owner owner;
+	struct transport_env env;
+	struct rte_mempool *pool;
+	unsigned int n_dev;
+	struct engine_dev *devs[DROCE_MAX_DEVICES];
+	uint32_t n_qps;
+	struct engine_qp **qps;		/**< ENGINE_MAX_QPS slots */
+	struct engine_timers timers;
+	uint64_t idle_iters;
+	/* Control calls (engine.c). */
+	pthread_mutex_t driver;		/**< held by an inline iteration or a direct call */
+	pthread_mutex_t call_lock;
+	void *calls;			/**< queued struct engine_call, oldest first */
+	uint32_t call_pending;		/**< store-release under call_lock */
+};
+
+/* engine.c */
+extern struct engine_config engine_cfg;
+/** Run @p fn(lc, arg) on @p lc between two iterations and wait for it. */
+void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
+/** Apply the queued calls (the instance's own thread). @return how many. */
+unsigned int engine_calls_poll(struct engine_lcore *lc);
+
+/* loop.c */
+/** One iteration: RX, transport TX, timers, control, TX flush. @return work done (0: idle). */
+unsigned int engine_iteration(struct engine_lcore *lc);
+/** The dedicated lcore's main function (rte_eal_remote_launch). */
+int engine_lcore_main(void *arg);
+/** Re-read @p eq's transport deadline and place it in the timer heap. */
+void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq);
+
+/* qp.c */
+extern const struct verbs_engine_ops engine_verbs_ops;
+/** Owner callbacks (installed on every instance's verbs_owner). */
+void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp);
+void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
+
+/* port.c */
+/** Configure and start @p edev's port with @p pool for RX. @return 0, -errno. */
+int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool);
+void engine_port_stop(struct engine_dev *edev);
+/** Queue @p m for transmission (the owner only); drops and counts when the buffer is full. */
+void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m);
+/** Hand buffered frames to the port. @return frames sent. */
+unsigned int engine_dev_flush(struct engine_dev *edev);
+/** The transport_env callbacks. */
+void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
+struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev);
+
+/* classify.c */
+/** Receive and dispatch one burst from @p edev's port. @return frames received. */
+unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev);
+
+/* neigh.c */
+struct neigh_table *engine_neigh_create(struct engine_dev *edev);
+void engine_neigh_free(struct neigh_table *nt);
+/** ARP frame (Ethernet header at @p m's data start): answer and learn. */
+void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+			 uint32_t l3_off);
+/** ICMPv6 frame: handle NS/NA. @return true when it was neighbour discovery. */
+bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
+			   struct rte_mbuf *m, uint32_t l3_off);
+/** Retransmit or give up pending resolutions. @return requests sent. */
+unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *edev);
+/** transport_env.resolve. */
+int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
+		       struct droce_flow *flow);
+/** Is @p addr (16 bytes, GID form) one of @p edev's GIDs? */
+bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16]);
+
+/* timer.c */
+int engine_timers_init(struct engine_timers *t, uint32_t cap);
+void engine_timers_free(struct engine_timers *t);
+/** Set @p eq's deadline (UINT64_MAX removes it). */
+void engine_timers_set(struct engine_timers *t, struct engine_qp *eq, uint64_t deadline);
+/** The earliest QP whose deadline is <= @p now, or NULL. */
+struct engine_qp *engine_timers_expired(const struct engine_timers *t, uint64_t now);
+
+/* config.c */
+/** Parse the [engine] section (verbs_engine_config()) into @p c. @return 0, -EINVAL. */
+int engine_config_load(struct engine_config *c);
+
+/* transport_weak.h: see there. */
+#include "transport.h"
+
+#endif /* ENGINE_PRIVATE_H */

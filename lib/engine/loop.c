@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The engine loop. One iteration, the same for a dedicated lcore and for an inline caller:
+ *   1. RX: a burst from every served port, classified and dispatched (classify.c);
+ *   2. TX: every QP whose transport has work (SQ doorbell, ACK or response due) transmits up
+ *      to ENGINE_BURST packets;
+ *   3. timers: the transport deadlines that expired (timer heap) and neighbour retries;
+ *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
+ *   5. TX flush: buffered frames to the ports.
+ * The TSC is read once per iteration (transport_env.now).
+ */
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "engine_private.h"
+
+/* Expired transport timers handled per iteration: a transport that fails to move its
+ * deadline cannot stall the loop. */
+#define TIMEOUTS_PER_ITER 64
+#define IDLE_BEFORE_SLEEP 1024
+
+static unsigned int tx_qps(struct engine_lcore *lc)
+{
+	unsigned int i, work = 0;
+
+	for (i = 0; i < lc->n_qps; i++) {
+		struct engine_qp *eq = lc->qps[i];
+
+		if (!transport_tx_pending(eq->t))
+			continue;
+		work += transport_tx(&lc->env, eq->t, ENGINE_BURST);
+		engine_qp_rearm(lc, eq);
+	}
+	return work;
+}
+
+static unsigned int fire_timers(struct engine_lcore *lc)
+{
+	struct engine_qp *eq;
+	unsigned int n = 0;
+
+	while (n < TIMEOUTS_PER_ITER &&
+	       (eq = engine_timers_expired(&lc->timers, lc->env.now)) != NULL) {
+		transport_timeout(&lc->env, eq->t);
+		engine_qp_rearm(lc, eq);
+		n++;
+	}
+	return n;
+}
+
+unsigned int engine_iteration(struct engine_lcore *lc)
+{
+	unsigned int i, work = 0;
+
+	lc->env.now = rte_rdtsc();
+	for (i = 0; i < lc->n_dev; i++)
+		if (lc->devs[i]->started)
+			work += engine_rx(lc, lc->devs[i]);
+	work += tx_qps(lc);
+	work += fire_timers(lc);
+	for (i = 0; i < lc->n_dev; i++)
+		if (lc->devs[i]->started)
+			work += engine_neigh_timers(lc, lc->devs[i]);
+	work += verbs_owner_poll(&lc->owner);
+	work += engine_calls_poll(lc);
+	for (i = 0; i < lc->n_dev; i++)
+		if (lc->devs[i]->started)
+			work += engine_dev_flush(lc->devs[i]);
+	return work;
+}
+
+int engine_lcore_main(void *arg)
+{
+	struct engine_lcore *lc = arg;
+	unsigned int idle = 0;
+
+	ENGINE_LOG(INFO, "lcore %u: engine running", lc->lcore_id);
+	while (!__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE)) {
+		if (engine_iteration(lc) != 0) {
+			idle = 0;
+		} else if (++idle >= IDLE_BEFORE_SLEEP && engine_cfg.idle_sleep_us != 0) {
+			/* Idle: give the core away briefly (never while there is work). */
+			rte_delay_us_sleep(engine_cfg.idle_sleep_us);
+			idle = IDLE_BEFORE_SLEEP;
+		}
+	}
+	ENGINE_LOG(INFO, "lcore %u: engine stopped", lc->lcore_id);
+	return 0;
+}

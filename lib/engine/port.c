@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Ports: the engine configures and starts a device's DPDK port when the device is first
+ * opened (verbs only creates or probes it) and owns its one RX and one TX queue. Transmission
+ * is buffered per device and flushed once per iteration; frames the port does not take stay
+ * buffered for the next iteration, and only a full buffer drops (counted as tx_dropped).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "engine_private.h"
+
+/* Largest Ethernet frame for @p mtu: header, one VLAN tag, CRC. */
+static uint32_t frame_len(uint16_t mtu)
+{
+	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+}
+
+static int configure(struct engine_dev *edev, struct rte_mempool *pool)
+{
+	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	uint16_t rxd = engine_cfg.rxd, txd = engine_cfg.txd;
+	uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+	int rc;
+
+	rc = rte_eth_dev_info_get(edev->port, &info);
+	if (rc != 0)
+		return rc;
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = RTE_MIN(cfg->mtu, info.max_mtu);
+	if (frame_len(cfg->mtu) > room) {
+		/* Frames larger than one mbuf: only with a port that can scatter them. */
+		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+			return -EINVAL;
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(edev->port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(edev->port, &rxd, &txd);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(edev->port, 0, rxd, rte_eth_dev_socket_id(edev->port),
+					    NULL, pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(edev->port, 0, txd, rte_eth_dev_socket_id(edev->port),
+					    NULL);
+	return rc;
+}
+
+int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
+{
+	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
+	int port = verbs_device_port(edev->dev);
+	int rc;
+
+	if (port < 0)
+		return -ENODEV;	/* a ring-pair device whose partner does not exist yet */
+	edev->port = (uint16_t)port;
+	memcpy(edev->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
+	rc = configure(edev, pool);
+	if (rc == 0)
+		rc = rte_eth_dev_start(edev->port);
+	if (rc != 0) {
+		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, edev->port,
+			   rte_strerror(-rc));
+		return rc < 0 ? rc : -EIO;
+	}
+	/* The device's MAC may differ from the port's: receive it anyway, and the solicited-node
+	 * multicast groups of neighbour discovery. Ports without these simply keep their mode. */
+	if (rte_eth_dev_default_mac_addr_set(edev->port, &edev->mac) != 0)
+		rte_eth_promiscuous_enable(edev->port);
+	rte_eth_allmulticast_enable(edev->port);
+	edev->n_tx = 0;
+	edev->started = true;
+	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
+	return 0;
+}
+
+void engine_port_stop(struct engine_dev *edev)
+{
+	if (!edev->started)
+		return;
+	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
+	edev->n_tx = 0;
+	if (rte_eth_dev_stop(edev->port) != 0)
+		ENGINE_LOG(WARNING, "port %u: stop failed", edev->port);
+	edev->started = false;
+}
+
+unsigned int engine_dev_flush(struct engine_dev *edev)
+{
+	uint16_t i, sent;
+	uint64_t bytes = 0;
+
+	if (edev->n_tx == 0)
+		return 0;
+	for (i = 0; i < edev->n_tx; i++)
+		bytes += rte_pktmbuf_pkt_len(edev->tx[i]);
+	sent = rte_eth_tx_burst(edev->port, 0, edev->tx, edev->n_tx);
+	for (i = sent; i < edev->n_tx; i++)
+		bytes -= rte_pktmbuf_pkt_len(edev->tx[i]);
+	edev->cnt.tx_packets += sent;
+	edev->cnt.tx_bytes += bytes;
+	if (sent != 0 && sent < edev->n_tx)
+		memmove(edev->tx, edev->tx + sent, (edev->n_tx - sent) * sizeof(edev->tx[0]));
+	edev->n_tx -= sent;
+	return sent;
+}
+
+void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
+{
+	if (edev->n_tx == ENGINE_TXBUF)
+		engine_dev_flush(edev);
+	if (edev->n_tx == ENGINE_TXBUF) {
+		edev->cnt.tx_dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	edev->tx[edev->n_tx++] = m;
+	if (edev->n_tx >= ENGINE_BURST * 4)
+		engine_dev_flush(edev);
+}
+
+void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
+{
+	RTE_SET_USED(env);
+	engine_dev_tx(verbs_device_engine(dev), m);
+}
+
+struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev)
+{
+	struct engine_dev *edev = verbs_device_engine(dev);
+
+	RTE_SET_USED(env);
+	return &edev->cnt;
+}

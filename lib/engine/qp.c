@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * QPs in the engine. A new QP (verbs calls qp_created() from droce_create_qp()) gets its
+ * transport state, is attached to the verbs_owner of the instance that serves its device, and
+ * is added to that instance's QP list and per-device QP table by an engine_lcore_call(). From
+ * then on only that instance touches it: modify and destroy arrive through the owner
+ * (engine_qp_modified(), engine_qp_detached()) between two iterations, or - inline - under the
+ * driver lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include "engine_private.h"
+
+static struct engine_dev *edev_of(const struct droce_qp *qp)
+{
+	return verbs_device_engine(qp->context->device);
+}
+
+static struct engine_qp *find(const struct droce_qp *qp)
+{
+	struct engine_dev *edev = edev_of(qp);
+	uint32_t idx = qp->qp_num - DROCE_QPN_BASE;
+
+	return edev != NULL && idx < DROCE_MAX_QP ? edev->qps[idx] : NULL;
+}
+
+static void add_on_lcore(struct engine_lcore *lc, void *arg)
+{
+	struct engine_qp *eq = arg;
+
+	eq->list_idx = lc->n_qps;
+	lc->qps[lc->n_qps++] = eq;
+	eq->edev->qps[eq->qp->qp_num - DROCE_QPN_BASE] = eq;
+}
+
+static int qp_created(struct droce_qp *qp)
+{
+	struct engine_dev *edev = edev_of(qp);
+	struct engine_lcore *lc = edev != NULL ? edev->lc : NULL;
+	struct engine_qp *eq;
+	int rc;
+
+	if (lc == NULL)
+		return -ENODEV;
+	eq = calloc(1, sizeof(*eq));
+	if (eq == NULL)
+		return -ENOMEM;
+	eq->qp = qp;
+	eq->edev = edev;
+	eq->deadline = UINT64_MAX;
+	eq->heap_idx = UINT32_MAX;
+	eq->t = transport_qp_create(qp);
+	if (eq->t == NULL) {
+		rc = rte_errno > 0 ? -rte_errno : -ENOMEM;
+		free(eq);
+		return rc;
+	}
+	rc = verbs_qp_attach(qp, &lc->owner);
+	if (rc != 0) {
+		transport_qp_destroy(eq->t);
+		free(eq);
+		return rc;
+	}
+	engine_lcore_call(lc, add_on_lcore, eq);
+	return 0;
+}
+
+void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
+{
+	struct engine_lcore *lc = o->arg;
+	struct engine_qp *eq = find(qp);
+	struct engine_qp *last;
+
+	if (eq == NULL)
+		return;
+	engine_timers_set(&lc->timers, eq, UINT64_MAX);
+	last = lc->qps[--lc->n_qps];
+	lc->qps[eq->list_idx] = last;
+	last->list_idx = eq->list_idx;
+	eq->edev->qps[qp->qp_num - DROCE_QPN_BASE] = NULL;
+	transport_qp_destroy(eq->t);
+	free(eq);
+}
+
+void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask)
+{
+	struct engine_lcore *lc = o->arg;
+	struct engine_qp *eq = find(qp);
+
+	if (eq == NULL)
+		return;
+	/* Inline, this runs in a control caller's thread under the driver lock: refresh the
+	 * clock, the last iteration may be long past. */
+	lc->env.now = rte_rdtsc();
+	transport_qp_modified(&lc->env, eq->t, attr_mask);
+	engine_qp_rearm(lc, eq);
+}
+
+void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq)
+{
+	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
+}
+
+int engine_device_open(struct droce_device *dev);
+void engine_device_close(struct droce_device *dev);
+
+const struct verbs_engine_ops engine_verbs_ops = {
+	.device_open = engine_device_open,
+	.device_close = engine_device_close,
+	.qp_created = qp_created,
+};

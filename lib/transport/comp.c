@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The RC completer: ACKs, NAKs, READ responses and atomic ACKs become send completions.
+ * ACKs are cumulative (IBA 9.7.5.1.1): a response for PSN p completes every SEND/WRITE
+ * that ended before it. A READ or ATOMIC completes only with its own response; a later ACK
+ * means that response was lost, and the requester goes back for it (as rxe does). NAKs
+ * retransmit (sequence error), wait (RNR) or end the QP (class B/C/D remote errors).
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+/* Results of one response, gathered before the completions are written. */
+struct comp_ctx {
+	uint32_t ndone;		/* WQEs completed successfully, oldest first */
+	bool progress;
+};
+
+static struct req_wqe *head_wqe(struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+	struct req_wqe *e;
+
+	if (r->comp == r->head)
+		return NULL;
+	e = &r->ring[r->comp & r->mask];
+	return e->started ? e : NULL;
+}
+
+static void comp_one(struct transport_qp *t, struct comp_ctx *c, struct req_wqe *e)
+{
+	struct transport_req *r = &t->req;
+
+	if (e->kind >= RK_READ)
+		r->nrd--;
+	if (droce_psn_le(r->comp_psn, e->last_psn))
+		r->comp_psn = droce_psn_add(e->last_psn, 1);
+	r->comp++;
+	c->ndone++;
+	c->progress = true;
+}
+
+/* Complete the SEND/WRITE WQEs that end before @psn (at it too when @incl). */
+static void comp_implicit(struct transport_qp *t, struct comp_ctx *c, uint32_t psn, bool incl)
+{
+	struct req_wqe *e;
+	int32_t d;
+
+	while ((e = head_wqe(t)) != NULL && e->kind <= RK_WRITE) {
+		d = droce_psn_diff(psn, e->last_psn);
+		if (d < 0 || (d == 0 && !incl))
+			break;
+		comp_one(t, c, e);
+	}
+}
+
+/* Write the successful completions gathered in @c. */
+static void comp_flush(struct transport_qp *t, struct comp_ctx *c)
+{
+	if (c->ndone != 0)
+		verbs_sq_complete(t->qp, c->ndone);
+	c->ndone = 0;
+}
+
+/* The head WQE failed with @st: its completion moves the QP to ERR and flushes the rest
+ * (IBA 10.8.3.3, C10-?: an RC requester error is fatal for the QP). */
+static void comp_fail(struct transport_qp *t, struct comp_ctx *c, enum ibv_wc_status st)
+{
+	comp_flush(t, c);
+	verbs_sq_complete_err(t->qp, st, 0);
+	transport_forget_wqes(t);
+}
+
+void comp_local_err(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+	struct comp_ctx c = { 0 };
+	const struct req_wqe *e;
+
+	RTE_SET_USED(env);
+	if (r->comp == r->head)
+		return;
+	e = &r->ring[r->comp & r->mask];
+	if (e->err && !e->started)
+		comp_fail(t, &c, e->err);
+}
+
+/* The retransmission timer runs while PSNs are unacknowledged (C9-140). */
+static void rto_rearm(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+
+	if (r->rto_ticks != 0 && droce_psn_lt(r->comp_psn, r->psn_hwm) && !r->rnr_wait)
+		r->rto_deadline = env->now + r->rto_ticks;
+	else
+		r->rto_deadline = NO_DEADLINE;
+}
+
+/*
+ * Each retry (timeout or sequence NAK) uses one of retry_cnt; none left is fatal.
+ * Responses already in flight behind a gap (more NAKs, ACKs past a lost READ response) do
+ * not start another retry until one made progress (rxe's started_retry); timeouts always do.
+ */
+static void comp_retry(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
+		       bool timeout)
+{
+	struct transport_req *r = &t->req;
+
+	if (!timeout && r->retry_started)
+		return;
+	if (r->retry_left == 0) {
+		const struct req_wqe *h = head_wqe(t);
+
+		TRANSPORT_LOG(DEBUG, "qp %u: retries exhausted at psn %u (sent up to %u), head %s "
+			      "psn %u-%u", t->qpn, r->comp_psn, r->psn_hwm,
+			      h == NULL ? "none" : h->kind == RK_READ ? "READ" :
+			      h->kind == RK_ATOMIC ? "ATOMIC" : "SEND/WRITE",
+			      h != NULL ? h->first_psn : 0, h != NULL ? h->last_psn : 0);
+		tcnt(env, t)->retry_exceeded++;
+		comp_fail(t, c, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	r->retry_left--;
+	r->retry_started = true;
+	req_retry(t);
+	rto_rearm(env, t);
+}
+
+static void reset_retries(struct transport_qp *t)
+{
+	const struct ibv_qp_attr *a = verbs_qp_attr(t->qp);
+
+	t->req.retry_left = a->retry_cnt;
+	t->req.rnr_left = a->rnr_retry;
+	t->req.retry_started = false;
+}
+
+/* A response for @psn must be for a PSN sent and not yet acknowledged. */
+static bool psn_expected(const struct transport_req *r, uint32_t psn)
+{
+	return !droce_psn_lt(psn, r->comp_psn) && droce_psn_lt(psn, r->psn_hwm);
+}
+
+static void on_ack(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
+		   uint32_t psn)
+{
+	struct transport_req *r = &t->req;
+	struct req_wqe *e;
+
+	comp_implicit(t, c, psn, true);
+	e = head_wqe(t);
+	if (e == NULL)
+		return;
+	if (e->kind <= RK_WRITE) {
+		if (!droce_psn_lt(psn, e->first_psn)) {	/* part of a long message */
+			r->comp_psn = droce_psn_add(psn, 1);
+			c->progress = true;
+		}
+	} else if (!droce_psn_lt(psn, e->first_psn)) {
+		/* ACKed past a READ/ATOMIC whose response never came: ask again. */
+		comp_retry(env, t, c, false);
+	}
+}
+
+static void on_nak(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
+		   uint32_t psn, uint8_t syn)
+{
+	struct transport_req *r = &t->req;
+	struct req_wqe *e;
+
+	comp_implicit(t, c, psn, false);
+	e = head_wqe(t);
+	if (e == NULL)
+		return;
+	if (e->kind <= RK_WRITE && droce_psn_lt(r->comp_psn, psn) &&
+	    !droce_psn_lt(psn, e->first_psn)) {
+		r->comp_psn = psn;	/* NAK(p) acknowledges everything before p */
+		c->progress = true;
+	}
+	if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
+		tcnt(env, t)->rnr_nak_rcvd++;
+		if (r->rnr_left == 0) {
+			tcnt(env, t)->rnr_retry_exceeded++;
+			comp_fail(t, c, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (r->rnr_left != 7)	/* rnr_retry 7 means retry forever */
+			r->rnr_left--;
+		r->rnr_wait = true;
+		r->rnr_deadline = env->now + transport_rnr_ticks(syn & DROCE_AETH_VALUE_MASK,
+								  env->hz);
+		r->rto_deadline = NO_DEADLINE;
+		return;
+	}
+	tcnt(env, t)->nak_rcvd++;
+	switch (syn & DROCE_AETH_VALUE_MASK) {
+	case DROCE_NAK_PSN_SEQ_ERR:
+		comp_retry(env, t, c, false);
+		break;
+	case DROCE_NAK_INV_REQ:
+		comp_fail(t, c, IBV_WC_REM_INV_REQ_ERR);
+		break;
+	case DROCE_NAK_REM_ACCESS:
+		comp_fail(t, c, IBV_WC_REM_ACCESS_ERR);
+		break;
+	case DROCE_NAK_INV_RD_REQ:
+		comp_fail(t, c, IBV_WC_REM_INV_RD_REQ_ERR);
+		break;
+	default:
+		comp_fail(t, c, IBV_WC_REM_OP_ERR);
+		break;
+	}
+}
+
+/* Place READ response data at the WQE's message offset. */
+static void scatter_read(const struct req_wqe *e, uint32_t off, const struct rte_mbuf *m,
+			 uint32_t src, uint32_t len)
+{
+	const struct verbs_send_wqe *w = e->w;
+	uint32_t i, n;
+
+	for (i = 0; i < w->num_sge && len != 0; i++) {
+		const struct ibv_sge *s = &w->sge[i];
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = RTE_MIN(len, s->length - off);
+		transport_pkt_read(m, src, (uint8_t *)(uintptr_t)s->addr + off, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/* @return false when the response does not fit the head WQE (dropped, counted). */
+static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struct rte_mbuf *m,
+			 const struct droce_pkt *pkt, uint32_t psn)
+{
+	struct transport_req *r = &t->req;
+	struct req_wqe *e;
+	uint32_t off, want;
+
+	comp_implicit(t, c, psn, false);
+	e = head_wqe(t);
+	if (e == NULL || e->kind != RK_READ || psn != r->comp_psn ||
+	    droce_psn_lt(e->last_psn, psn))
+		return false;	/* lost packets before it: the timer asks again (as rxe) */
+	off = (uint32_t)droce_psn_diff(psn, e->first_psn) * t->mtu;
+	want = RTE_MIN(e->w->length - off, t->mtu);
+	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST))
+		return false;
+	scatter_read(e, off, m, pkt->payload_off, want);
+	r->comp_psn = droce_psn_add(psn, 1);
+	c->progress = true;
+	if (psn == e->last_psn)
+		comp_one(t, c, e);
+	return true;
+}
+
+static bool on_atomic_ack(struct transport_qp *t, struct comp_ctx *c,
+			  const struct droce_pkt *pkt, uint32_t psn)
+{
+	const struct droce_atmack *a = droce_pkt_ext(pkt, DROCE_HDR_ATMACK);
+	struct req_wqe *e;
+	uint64_t orig;
+
+	comp_implicit(t, c, psn, false);
+	e = head_wqe(t);
+	if (e == NULL || e->kind != RK_ATOMIC || e->first_psn != psn)
+		return false;
+	/* The original value, in host order, into the WQE's 8-byte SGE (IBA 9.4.5). */
+	orig = rte_be_to_cpu_64(a->orig);
+	memcpy((void *)(uintptr_t)e->w->sge[0].addr, &orig, sizeof(orig));
+	comp_one(t, c, e);
+	return true;
+}
+
+void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	     const struct droce_pkt *pkt)
+{
+	struct transport_req *r = &t->req;
+	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
+	const struct droce_aeth *aeth = droce_pkt_ext(pkt, DROCE_HDR_AETH);
+	enum ibv_qp_state st = transport_state(t);
+	struct comp_ctx c = { 0 };
+	uint8_t syn = aeth != NULL ? droce_aeth_syndrome(aeth) : 0;
+	bool ok = true;
+
+	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD) {
+		tcnt(env, t)->rx_qp_state++;
+		return;
+	}
+	if (!psn_expected(r, psn)) {
+		tcnt(env, t)->rx_resp_dropped++;	/* duplicate or stale response */
+		return;
+	}
+	if (pkt->mask & DROCE_M_READ) {
+		ok = on_read_resp(t, &c, m, pkt, psn);
+	} else if (pkt->mask & DROCE_M_ATOMIC) {
+		ok = on_atomic_ack(t, &c, pkt, psn);
+	} else if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
+		tcnt(env, t)->ack_rcvd++;
+		on_ack(env, t, &c, psn);
+	} else {
+		on_nak(env, t, &c, psn, syn);
+	}
+	if (!ok)
+		tcnt(env, t)->rx_resp_dropped++;
+	if (transport_state(t) == IBV_QPS_ERR)
+		return;	/* comp_fail() wrote every completion */
+	if (c.progress) {
+		reset_retries(t);
+		rto_rearm(env, t);
+	}
+	/* The requester may be retransmitting what was just acknowledged: skip ahead. */
+	if (!r->need_retry && droce_psn_lt(r->psn, r->comp_psn))
+		req_retry(t);
+	comp_flush(t, &c);
+	comp_local_err(env, t);
+}
+
+void comp_timeout(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+	struct comp_ctx c = { 0 };
+
+	if (r->rnr_wait && env->now >= r->rnr_deadline) {
+		/* After the RNR timer, the NAKed request is sent again. */
+		r->rnr_wait = false;
+		r->rnr_deadline = NO_DEADLINE;
+		req_retry(t);
+		rto_rearm(env, t);
+	}
+	if (r->rto_deadline != NO_DEADLINE && env->now >= r->rto_deadline) {
+		if (droce_psn_lt(r->comp_psn, r->psn_hwm))
+			comp_retry(env, t, &c, true);
+		else
+			r->rto_deadline = NO_DEADLINE;
+	}
+}

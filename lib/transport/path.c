@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Frames of a QP: its flow (addresses from the AV, MACs from the engine), mbuf chains for
+ * payloads, copies between mbufs and application memory, and local SGE checks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "transport_private.h"
+
+void transport_path_set(struct transport_qp *t)
+{
+	const struct verbs_av *av = verbs_qp_av(t->qp);
+	const struct ibv_global_route *g = &av->attr.grh;
+	struct droce_flow *f = &t->flow;
+
+	memset(f, 0, sizeof(*f));
+	f->ipv6 = !av->ipv4;
+	f->tclass = g->traffic_class;
+	f->hop_limit = g->hop_limit;
+	f->flow_label = g->flow_label;
+	f->sport = droce_flow_sport(t->qpn, t->dqpn);
+	memcpy(f->sgid, av->sgid.raw, 16);
+	memcpy(f->dgid, g->dgid.raw, 16);
+	t->flow_ok = av->attr.is_global;
+	t->flow_resolved = false;
+}
+
+int transport_path_ready(struct transport_env *env, struct transport_qp *t)
+{
+	int rc;
+
+	if (!t->flow_ok)
+		return -ENOTCONN;
+	if (t->flow_resolved)
+		return 0;
+	rc = env->resolve(env, t->dev, &t->flow);
+	if (rc == 0)
+		t->flow_resolved = true;
+	return rc;
+}
+
+struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *seg = m;
+	uint32_t room, take;
+
+	if (m == NULL)
+		return NULL;
+	for (;;) {
+		room = rte_pktmbuf_tailroom(seg);
+		room = room > TRANSPORT_TAIL_RESERVE ? room - TRANSPORT_TAIL_RESERVE : 0;
+		take = RTE_MIN(room, len);
+		seg->data_len = take;
+		m->pkt_len += take;
+		len -= take;
+		if (len == 0)
+			return m;
+		seg->next = rte_pktmbuf_alloc(pool);
+		if (seg->next == NULL || room == 0) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		seg = seg->next;
+		seg->data_off = 0;	/* headers go in the first segment only */
+		m->nb_segs++;
+	}
+}
+
+void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	uint32_t n;
+
+	for (; m != NULL && len != 0; m = m->next) {
+		if (off >= m->data_len) {
+			off -= m->data_len;
+			continue;
+		}
+		n = RTE_MIN(len, m->data_len - off);
+		memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, off), s, n);
+		s += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	uint32_t n;
+
+	for (; m != NULL && len != 0; m = m->next) {
+		if (off >= m->data_len) {
+			off -= m->data_len;
+			continue;
+		}
+		n = RTE_MIN(len, m->data_len - off);
+		memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		d += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
+		       struct droce_hdr_fields *h)
+{
+	int rc;
+
+	h->pkey = DROCE_DEFAULT_PKEY;	/* P_Key table: one entry (index 0) */
+	h->dqpn = t->dqpn;
+	rc = droce_build_mbuf(m, &t->flow, h);
+	if (rc < 0) {
+		TRANSPORT_LOG(ERR, "qp %u: cannot build %s: %d", t->qpn,
+			      droce_opcode_name(h->opcode), rc);
+		rte_pktmbuf_free(m);
+		return rc;
+	}
+	env->tx(env, t->dev, m);
+	return 0;
+}
+
+/* IBA 10.6.3 / C10-8x: a local key must name a live MR of the QP's PD with the access the
+ * operation needs, and the SGE must lie inside it. */
+enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struct ibv_sge *s,
+				       int access)
+{
+	const struct droce_mr *mr;
+	uintptr_t a = (uintptr_t)s->addr, base;
+
+	if (s->length == 0)
+		return IBV_WC_SUCCESS;
+	mr = verbs_mr_lookup(t->dev, s->lkey, false);
+	if (mr == NULL || mr->pd != t->qp->pd || (verbs_mr_access(mr) & access) != access)
+		return IBV_WC_LOC_PROT_ERR;
+	base = (uintptr_t)mr->addr;
+	if (a < base || a - base > mr->length || s->length > mr->length - (a - base))
+		return IBV_WC_LOC_PROT_ERR;
+	return IBV_WC_SUCCESS;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The engine-facing side of the transport (transport.h): a QP's transport state is created,
+ * follows modify_qp, receives frames (requests to the responder, responses to the completer),
+ * transmits (responder output first, so that the peer's requester keeps moving, then
+ * requests) and keeps two timers (retransmission, RNR wait).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "transport_private.h"
+
+RTE_LOG_REGISTER(transport_logtype, droce.transport, NOTICE);
+
+enum ibv_qp_state transport_state(const struct transport_qp *t)
+{
+	return verbs_qp_cur_state(t->qp);
+}
+
+void transport_forget_wqes(struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+
+	r->comp = r->cur = r->head;
+	r->off = 0;
+	r->nrd = 0;
+	r->need_retry = false;
+	r->rnr_wait = false;
+	r->rto_deadline = NO_DEADLINE;
+	r->rnr_deadline = NO_DEADLINE;
+	t->resp.rwqe = NULL;
+}
+
+/* In ERR verbs completes (flushes) every WQE handed out: drop our references once. */
+static void sync_err(struct transport_qp *t, enum ibv_qp_state st)
+{
+	if (st == IBV_QPS_ERR && (t->req.comp != t->req.head || t->resp.rwqe != NULL ||
+				  t->req.rto_deadline != NO_DEADLINE || t->req.rnr_wait))
+		transport_forget_wqes(t);
+}
+
+struct transport_qp *transport_qp_create(struct droce_qp *qp)
+{
+	struct transport_qp *t;
+	uint32_t n;
+
+	if (qp == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (qp->qp_type != IBV_QPT_RC) {
+		rte_errno = ENOTSUP;	/* UC and UD: a later issue */
+		return NULL;
+	}
+	t = rte_zmalloc("droce_transport_qp", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	if (t == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	n = rte_align32pow2(RTE_MAX(verbs_qp_cap(qp)->max_send_wr, 1u));
+	t->req.ring = rte_zmalloc("droce_transport_sq", sizeof(*t->req.ring) * n,
+				  RTE_CACHE_LINE_SIZE);
+	if (t->req.ring == NULL) {
+		rte_free(t);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	t->req.mask = n - 1;
+	t->qp = qp;
+	t->dev = qp->context->device;
+	t->type = qp->qp_type;
+	t->qpn = qp->qp_num;
+	t->mtu = 1024;
+	req_reset(t, 0);
+	resp_reset(t);
+	return t;
+}
+
+void transport_qp_destroy(struct transport_qp *t)
+{
+	if (t == NULL)
+		return;
+	rte_free(t->req.ring);
+	rte_free(t);
+}
+
+/* IBA 11.2.5 attributes, as the last modify committed them. */
+static void apply_attrs(struct transport_env *env, struct transport_qp *t, int mask)
+{
+	const struct ibv_qp_attr *a = verbs_qp_attr(t->qp);
+
+	if (mask & IBV_QP_PATH_MTU)
+		t->mtu = 128u << a->path_mtu;	/* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5 */
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
+		t->dqpn = a->dest_qp_num;
+		transport_path_set(t);
+	}
+	if (mask & IBV_QP_RQ_PSN)
+		t->resp.epsn = a->rq_psn;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		t->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		t->resp.nres = RTE_MIN(a->max_dest_rd_atomic, (uint8_t)DROCE_MAX_RD_ATOM);
+	if ((mask & IBV_QP_SQ_PSN) && t->req.comp == t->req.head)
+		req_reset(t, a->sq_psn);	/* only while nothing is outstanding (SQD) */
+	if (mask & IBV_QP_TIMEOUT)
+		t->req.rto_ticks = transport_rto_ticks(a->timeout, env->hz);
+	if (mask & IBV_QP_RETRY_CNT)
+		t->req.retry_left = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		t->req.rnr_left = a->rnr_retry;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		t->max_rd_atomic = a->max_rd_atomic;
+}
+
+void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask)
+{
+	enum ibv_qp_state st = transport_state(t);
+
+	if (st == IBV_QPS_RESET) {
+		/* IBA 10.3.1: RESET forgets everything; the queues were emptied by verbs. */
+		req_reset(t, 0);
+		resp_reset(t);
+		return;
+	}
+	if (st == IBV_QPS_ERR) {
+		transport_forget_wqes(t);
+		return;
+	}
+	apply_attrs(env, t, attr_mask);
+	if (st == IBV_QPS_RTR && (attr_mask & IBV_QP_STATE))
+		t->resp.comm_est = false;
+}
+
+void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
+		  const struct droce_pkt *pkt)
+{
+	const struct droce_bth *bth = droce_pkt_bth(pkt);
+	enum ibv_qp_state st = transport_state(t);
+
+	sync_err(t, st);
+	if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
+		tcnt(env, t)->rx_bad_opcode++;
+	} else if ((droce_bth_pkey(bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
+		tcnt(env, t)->rx_bad_pkey++;	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
+	} else if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
+		tcnt(env, t)->rx_qp_state++;
+	} else if (pkt->mask & DROCE_M_REQ) {
+		resp_rx(env, t, m, pkt);
+	} else if (pkt->mask & DROCE_M_RESP) {
+		comp_rx(env, t, m, pkt);
+	} else {
+		tcnt(env, t)->rx_bad_opcode++;
+	}
+	rte_pktmbuf_free(m);
+}
+
+unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+{
+	enum ibv_qp_state st = transport_state(t);
+	unsigned int n;
+
+	if (st == IBV_QPS_RESET)
+		return 0;
+	if (st == IBV_QPS_ERR) {
+		/* WRs posted in ERR complete with flush status when looked at (verbs). */
+		sync_err(t, st);
+		if (verbs_wq_pending(t->qp, true))
+			verbs_sq_next(t->qp);
+		if (verbs_wq_pending(t->qp, false))
+			verbs_rq_next(t->qp);
+		return resp_tx(env, t, budget);	/* the NAK that ended the QP */
+	}
+	n = resp_tx(env, t, budget);
+	return n + req_tx(env, t, budget - n);
+}
+
+bool transport_tx_pending(const struct transport_qp *t)
+{
+	enum ibv_qp_state st = transport_state(t);
+
+	if (st == IBV_QPS_RESET)
+		return false;
+	if (resp_pending(t))
+		return true;
+	if (st == IBV_QPS_ERR)
+		return verbs_wq_pending(t->qp, true) || verbs_wq_pending(t->qp, false);
+	return req_pending(t);
+}
+
+uint64_t transport_deadline(const struct transport_qp *t)
+{
+	return RTE_MIN(t->req.rto_deadline, t->req.rnr_deadline);
+}
+
+void transport_timeout(struct transport_env *env, struct transport_qp *t)
+{
+	enum ibv_qp_state st = transport_state(t);
+
+	sync_err(t, st);
+	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
+		return;
+	comp_timeout(env, t);
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The RC requester: send WQEs become request packets. Each WQE gets its PSNs when first sent
+ * (one per packet; a READ one per expected response packet, IBA 9.7.1); SEND and WRITE are cut
+ * into FIRST/MIDDLE/LAST or ONLY by the path MTU; READ and ATOMIC are limited by
+ * max_rd_atomic and ordered by fences. Retransmission (go-back-N from the completer's oldest
+ * unacknowledged PSN) rebuilds the packets from the WQE, which stays in the SQ until it
+ * completes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "transport_private.h"
+
+enum { OP_FIRST, OP_MIDDLE, OP_LAST, OP_ONLY };
+
+/* Wire opcode by work request opcode and position (rxe's next_opcode, as a table). */
+static const uint8_t wr_ops[][4] = {
+	[IBV_WR_SEND] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_MIDDLE,
+			  DROCE_OP_RC_SEND_LAST, DROCE_OP_RC_SEND_ONLY },
+	[IBV_WR_SEND_WITH_IMM] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_MIDDLE,
+				   DROCE_OP_RC_SEND_LAST_WITH_IMMEDIATE,
+				   DROCE_OP_RC_SEND_ONLY_WITH_IMMEDIATE },
+	[IBV_WR_SEND_WITH_INV] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_MIDDLE,
+				   DROCE_OP_RC_SEND_LAST_WITH_INVALIDATE,
+				   DROCE_OP_RC_SEND_ONLY_WITH_INVALIDATE },
+	[IBV_WR_RDMA_WRITE] = { DROCE_OP_RC_RDMA_WRITE_FIRST, DROCE_OP_RC_RDMA_WRITE_MIDDLE,
+				DROCE_OP_RC_RDMA_WRITE_LAST, DROCE_OP_RC_RDMA_WRITE_ONLY },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { DROCE_OP_RC_RDMA_WRITE_FIRST,
+					 DROCE_OP_RC_RDMA_WRITE_MIDDLE,
+					 DROCE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+					 DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE },
+};
+
+void req_reset(struct transport_qp *t, uint32_t psn)
+{
+	struct transport_req *r = &t->req;
+
+	r->head = r->comp = r->cur = 0;
+	r->off = 0;
+	r->psn = r->psn_hwm = r->comp_psn = psn;
+	r->nrd = 0;
+	r->noack = 0;
+	r->need_retry = false;
+	r->retry_started = false;
+	r->rnr_wait = false;
+	r->rto_deadline = NO_DEADLINE;
+	r->rnr_deadline = NO_DEADLINE;
+}
+
+static enum req_kind wr_kind(uint32_t opcode)
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return RK_WRITE;
+	case IBV_WR_RDMA_READ:
+		return RK_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return RK_ATOMIC;
+	default:
+		return RK_SEND;
+	}
+}
+
+/* Local checks before anything is sent (IBA 10.8.3.x local errors, completed in order). */
+static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct req_wqe *e)
+{
+	const struct verbs_send_wqe *w = e->w;
+	int access = e->kind >= RK_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+	enum ibv_wc_status st;
+	uint32_t i;
+
+	/* LOCAL_INV, BIND_MW, TSO: not supported (every RC send/write opcode has an ONLY). */
+	if (e->kind < RK_READ && (w->opcode >= RTE_DIM(wr_ops) || wr_ops[w->opcode][OP_ONLY] == 0))
+		return IBV_WC_LOC_QP_OP_ERR;
+	if (e->kind >= RK_READ && t->max_rd_atomic == 0)
+		return IBV_WC_LOC_QP_OP_ERR;
+	if (w->length > (1u << 31))	/* IBA 9.4: messages are at most 2^31 bytes */
+		return IBV_WC_LOC_LEN_ERR;
+	for (i = 0; i < w->num_sge; i++) {
+		st = transport_sge_check(t, &w->sge[i], access);
+		if (st != IBV_WC_SUCCESS)
+			return st;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/* The WQE to send from, fetching the next one from the SQ when needed; NULL: none. */
+static struct req_wqe *req_current(struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+	const struct verbs_send_wqe *w;
+	struct req_wqe *e;
+
+	if (r->cur != r->head)
+		return &r->ring[r->cur & r->mask];
+	if (r->head - r->comp > r->mask)
+		return NULL;
+	w = verbs_sq_next(t->qp);
+	if (w == NULL)
+		return NULL;
+	e = &r->ring[r->head++ & r->mask];
+	memset(e, 0, sizeof(*e));
+	e->w = w;
+	e->kind = wr_kind(w->opcode);
+	e->err = wqe_check(t, e);
+	return e;
+}
+
+/*
+ * May the WQE start (get its PSNs)? IBA 10.8.3.3 / C10-?: at most max_rd_atomic READ/ATOMIC
+ * outstanding; a fenced WQE waits until every earlier READ/ATOMIC has completed. Every new
+ * packet also stays inside the window of unacknowledged PSNs.
+ */
+static bool req_may_start(const struct transport_qp *t, const struct req_wqe *e)
+{
+	const struct transport_req *r = &t->req;
+
+	if (e->err)
+		return false;
+	if (e->kind >= RK_READ && r->nrd >= t->max_rd_atomic)
+		return false;
+	if ((e->w->send_flags & IBV_SEND_FENCE) && r->nrd > 0)
+		return false;
+	return true;
+}
+
+static void wqe_start(struct transport_qp *t, struct req_wqe *e)
+{
+	struct transport_req *r = &t->req;
+	uint32_t len = e->kind == RK_ATOMIC ? 0 : e->w->length;
+
+	e->npkts = RTE_MAX(div_up(len, t->mtu), 1u);
+	e->first_psn = r->psn;
+	e->last_psn = droce_psn_add(r->psn, e->npkts - 1);
+	e->started = 1;
+	if (e->kind >= RK_READ)
+		r->nrd++;
+}
+
+/* Copy @len bytes of the WQE's data at message offset @off into @m. */
+static void gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m,
+		   uint32_t len)
+{
+	uint32_t i, n, dst = 0;
+
+	if (w->num_sge == 0) {	/* inline: the bytes follow the WQE */
+		transport_pkt_write(m, 0, (const uint8_t *)w->sge + off, len);
+		return;
+	}
+	for (i = 0; i < w->num_sge && len != 0; i++) {
+		const struct ibv_sge *s = &w->sge[i];
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = RTE_MIN(len, s->length - off);
+		transport_pkt_write(m, dst, (const uint8_t *)(uintptr_t)s->addr + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/* Headers of the next SEND/WRITE packet; returns its payload length. */
+static uint32_t fill_send_write(const struct transport_qp *t, const struct req_wqe *e,
+				struct droce_hdr_fields *h, bool *last)
+{
+	const struct verbs_send_wqe *w = e->w;
+	uint32_t off = t->req.off, rem = w->length - off;
+	bool first = off == 0;
+
+	*last = rem <= t->mtu;
+	h->opcode = wr_ops[w->opcode][first ? (*last ? OP_ONLY : OP_FIRST) :
+				      (*last ? OP_LAST : OP_MIDDLE)];
+	if (first && e->kind == RK_WRITE) {
+		h->reth.va = w->wr.rdma.remote_addr;
+		h->reth.rkey = w->wr.rdma.rkey;
+		h->reth.len = w->length;
+	}
+	if (*last) {
+		h->imm = w->imm_data;
+		/* ibv_send_wr.invalidate_rkey (host order) shares imm_data's bytes. */
+		h->ieth_rkey = (uint32_t)w->imm_data;
+		/* IBA 9.2.3: SE is meaningful on the last packet of SEND / WRITE with imm. */
+		h->se = (w->send_flags & IBV_SEND_SOLICITED) &&
+			(e->kind == RK_SEND || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+	}
+	return RTE_MIN(rem, t->mtu);
+}
+
+static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe *e,
+			     struct droce_hdr_fields *h)
+{
+	const struct verbs_send_wqe *w = e->w;
+
+	if (e->kind == RK_READ) {
+		/* A retried READ asks only for what has not arrived (IBA 9.4.4). */
+		h->opcode = DROCE_OP_RC_RDMA_READ_REQUEST;
+		h->reth.va = w->wr.rdma.remote_addr + t->req.off;
+		h->reth.rkey = w->wr.rdma.rkey;
+		h->reth.len = w->length - t->req.off;
+		return;
+	}
+	h->opcode = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? DROCE_OP_RC_COMPARE_SWAP :
+							     DROCE_OP_RC_FETCH_ADD;
+	h->atomic.va = w->wr.atomic.remote_addr;
+	h->atomic.rkey = w->wr.atomic.rkey;
+	h->atomic.cmp = w->wr.atomic.compare_add;
+	h->atomic.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.atomic.swap :
+								       w->wr.atomic.compare_add;
+}
+
+/* Build and send the next packet of @e. @return 0, -ENOMEM (try later). */
+static int send_packet(struct transport_env *env, struct transport_qp *t, struct req_wqe *e)
+{
+	struct transport_req *r = &t->req;
+	struct droce_hdr_fields h;
+	struct rte_mbuf *m;
+	uint32_t len = 0;
+	bool last = true;
+
+	memset(&h, 0, sizeof(h));
+	if (e->kind <= RK_WRITE)
+		len = fill_send_write(t, e, &h, &last);
+	else
+		fill_read_atomic(t, e, &h);
+	m = transport_pkt_alloc(env->pool, len);
+	if (m == NULL)
+		return -ENOMEM;
+	if (len != 0)
+		gather(e->w, r->off, m, len);
+	h.psn = r->psn;
+	/* AckReq on the last packet of a message, and now and then inside long ones so
+	 * that the window keeps moving (rxe does the same). */
+	h.ackreq = last || ++r->noack >= TRANSPORT_ACKREQ_EVERY;
+	if (h.ackreq)
+		r->noack = 0;
+	if (droce_psn_lt(r->psn, r->psn_hwm))
+		tcnt(env, t)->retransmits++;
+	if (transport_pkt_send(env, t, m, &h) != 0)
+		return -ENOMEM;
+	if (e->kind == RK_READ) {
+		r->psn = droce_psn_add(e->last_psn, 1);
+		r->off = e->w->length;
+	} else {
+		r->psn = droce_psn_add(r->psn, 1);
+		r->off += len;
+	}
+	if (!droce_psn_lt(r->psn, r->psn_hwm))
+		r->psn_hwm = r->psn;
+	if (last || e->kind >= RK_READ) {
+		r->cur++;
+		r->off = 0;
+	}
+	if (r->rto_deadline == NO_DEADLINE && t->req.rto_ticks != 0)
+		r->rto_deadline = env->now + r->rto_ticks;
+	return 0;
+}
+
+/* Go back to comp_psn: the WQE that holds it and the offset inside it (go-back-N). */
+static void req_rewind(struct transport_qp *t)
+{
+	struct transport_req *r = &t->req;
+	const struct req_wqe *e;
+	uint32_t n;
+
+	r->need_retry = false;
+	r->noack = 0;
+	r->cur = r->comp;
+	r->off = 0;
+	if (r->comp == r->head || !r->ring[r->comp & r->mask].started) {
+		r->psn = r->comp_psn;
+		return;
+	}
+	e = &r->ring[r->comp & r->mask];
+	n = (uint32_t)droce_psn_diff(r->comp_psn, e->first_psn);
+	if (e->kind != RK_ATOMIC)
+		r->off = RTE_MIN(n * t->mtu, e->w->length);
+	r->psn = r->comp_psn;
+}
+
+void req_retry(struct transport_qp *t)
+{
+	t->req.need_retry = true;
+}
+
+static bool req_sendable(const struct transport_qp *t, const struct req_wqe *e)
+{
+	const struct transport_req *r = &t->req;
+
+	if (e->started)
+		return true;	/* a retransmission, or the rest of a message */
+	return req_may_start(t, e) &&
+	       droce_psn_diff(r->psn, r->comp_psn) < TRANSPORT_MAX_UNACKED;
+}
+
+unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+{
+	struct transport_req *r = &t->req;
+	enum ibv_qp_state st = transport_state(t);
+	unsigned int sent = 0;
+	struct req_wqe *e;
+
+	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || r->rnr_wait)
+		return 0;
+	if (r->need_retry)
+		req_rewind(t);
+	while (sent < budget) {
+		e = req_current(t);
+		if (e == NULL)
+			break;
+		if (e->err) {
+			comp_local_err(env, t);
+			break;
+		}
+		if (!req_sendable(t, e) || transport_path_ready(env, t) != 0)
+			break;
+		if (!e->started)
+			wqe_start(t, e);
+		if (send_packet(env, t, e) != 0)
+			break;
+		sent++;
+	}
+	return sent;
+}
+
+bool req_pending(const struct transport_qp *t)
+{
+	const struct transport_req *r = &t->req;
+	enum ibv_qp_state st = transport_state(t);
+
+	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || r->rnr_wait)
+		return false;
+	if (r->need_retry)
+		return true;
+	if (r->cur != r->head) {
+		const struct req_wqe *e = &r->ring[r->cur & r->mask];
+
+		return e->err ? r->comp == r->cur : req_sendable(t, e);
+	}
+	return st == IBV_QPS_RTS && verbs_wq_pending(t->qp, true);
+}

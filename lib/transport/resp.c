@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The RC responder: admission, PSN checks (IBA 9.7.5.1), opcode sequence, resources, length
+ * and R_Key checks, then execution of SEND, RDMA WRITE, RDMA READ and ATOMIC requests. The
+ * checks run in the order rxe runs them (PSN, opcode sequence, opcode validity, resources,
+ * length, R_Key), so no byte of memory is written before every check has passed.
+ * Responses leave through resp_out.c, in PSN order.
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+/* What one request packet leads to. */
+enum resp_result {
+	RR_OK,
+	RR_DROP,	/* counted where decided */
+	RR_RNR,		/* no receive WQE: RNR NAK, the packet is not consumed */
+	RR_INV_REQ,	/* NAK invalid request (class C) */
+	RR_LEN,		/* receive buffer too small: NAK invalid request, LOC_LEN_ERR */
+	RR_ACCESS,	/* NAK remote access error (class C) */
+	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
+};
+
+#define AETH_ACK_UNLIMITED (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
+
+void resp_reset(struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	s->rwqe = NULL;
+	s->prev_mask = 0;
+	s->nak_sent = false;
+	s->comm_est = false;
+	s->err = false;
+	s->since_ack = 0;
+	s->msn = 0;
+	s->res_next = 0;
+	memset(s->res, 0, sizeof(s->res));
+	s->out_head = s->out_tail = 0;
+}
+
+/* IBA 9.4.3 / 9.4.4 (C9-88): R_Key, PD, bounds and access are checked before memory is touched;
+ * a zero-length transfer needs no valid R_Key. */
+static enum resp_result rkey_check(const struct transport_qp *t, uint32_t rkey, uint64_t va,
+				   uint32_t len, int access, uint8_t **addr)
+{
+	const struct droce_mr *mr;
+	uint64_t base;
+
+	*addr = NULL;
+	if (len == 0)
+		return RR_OK;
+	mr = verbs_mr_lookup(t->dev, rkey, true);
+	if (mr == NULL || mr->pd != t->qp->pd || !(verbs_mr_access(mr) & access))
+		return RR_ACCESS;
+	base = (uintptr_t)mr->addr;
+	if (va < base || va - base > mr->length || len > mr->length - (va - base))
+		return RR_ACCESS;
+	*addr = (uint8_t *)(uintptr_t)va;
+	return RR_OK;
+}
+
+/* As rxe's check_op_valid: the QP must be enabled for the remote operation. */
+static bool qp_allows(const struct transport_qp *t, uint32_t mask)
+{
+	int acc = verbs_qp_attr(t->qp)->qp_access_flags;
+
+	if ((mask & DROCE_M_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE))
+		return false;
+	if ((mask & DROCE_M_READ) && !(acc & IBV_ACCESS_REMOTE_READ))
+		return false;
+	if ((mask & DROCE_M_ATOMIC) && !(acc & IBV_ACCESS_REMOTE_ATOMIC))
+		return false;
+	return true;
+}
+
+/* IBA 9.8.3 (C9-34..): a middle or last packet continues the message of the same kind that
+ * the previous accepted packet left open; anything else must start a message. */
+static bool op_seq_ok(uint32_t prev, uint32_t mask)
+{
+	bool open = (prev & (DROCE_M_FIRST | DROCE_M_MIDDLE)) && !(prev & DROCE_M_LAST);
+
+	if (open && (prev & DROCE_M_SEND))
+		return (mask & DROCE_M_SEND) && !(mask & DROCE_M_FIRST);
+	if (open && (prev & DROCE_M_WRITE))
+		return (mask & DROCE_M_WRITE) && !(mask & DROCE_M_FIRST);
+	return (mask & DROCE_M_FIRST) != 0;
+}
+
+/* Length: first and middle packets carry exactly one path MTU, the last one 1..MTU
+ * (0..MTU when it is the only one). */
+static bool payload_len_ok(const struct transport_qp *t, uint32_t mask, uint32_t len)
+{
+	if (!(mask & DROCE_M_LAST))
+		return len == t->mtu;
+	if (!(mask & DROCE_M_FIRST) && len == 0)
+		return false;
+	return len <= t->mtu;
+}
+
+static const struct verbs_recv_wqe *get_rwqe(struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (s->rwqe != NULL)
+		return s->rwqe;
+	if (t->qp->srq != NULL) {
+		if (verbs_srq_take(t->qp->srq, &s->srq_buf) != 0)
+			return NULL;
+		s->rwqe = &s->srq_buf.wqe;
+		s->rwqe_srq = true;
+	} else {
+		s->rwqe = verbs_rq_next(t->qp);
+		s->rwqe_srq = false;
+	}
+	s->recv_off = 0;
+	return s->rwqe;
+}
+
+static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
+			  enum ibv_wc_opcode op, uint32_t byte_len, const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	struct ibv_wc wc;
+	bool se = false;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = st;
+	wc.opcode = op;
+	wc.byte_len = byte_len;
+	wc.src_qp = t->dqpn;
+	if (pkt != NULL && st == IBV_WC_SUCCESS) {
+		const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
+		const struct droce_ieth *ieth = droce_pkt_ext(pkt, DROCE_HDR_IETH);
+
+		if (imm != NULL) {
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = imm->imm;
+		}
+		if (ieth != NULL) {
+			wc.wc_flags |= IBV_WC_WITH_INV;
+			wc.invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
+		}
+		se = droce_bth_se(droce_pkt_bth(pkt));
+	}
+	if (s->rwqe_srq)
+		verbs_srq_complete(t->qp, s->srq_buf.wqe.wr_id, &wc, se);
+	else
+		verbs_rq_complete(t->qp, &wc, se);
+	s->rwqe = NULL;
+}
+
+/* Copy @len payload bytes into the receive WQE at message offset @off. */
+static enum ibv_wc_status scatter(const struct transport_qp *t, const struct verbs_recv_wqe *r,
+				  uint32_t off, const struct rte_mbuf *m, uint32_t src,
+				  uint32_t len)
+{
+	uint32_t i, n;
+
+	for (i = 0; i < r->num_sge && len != 0; i++) {
+		const struct ibv_sge *sge = &r->sge[i];
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		if (transport_sge_check(t, sge, IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS)
+			return IBV_WC_LOC_PROT_ERR;
+		n = RTE_MIN(len, sge->length - off);
+		transport_pkt_read(m, src, (uint8_t *)(uintptr_t)sge->addr + off, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m,
+				const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	const struct verbs_recv_wqe *r;
+	uint32_t len = pkt->payload_len;
+
+	/* As rxe's check_resource: a SEND needs a receive WQE from its first packet on. */
+	r = get_rwqe(t);
+	if (r == NULL)
+		return RR_RNR;
+	if (!payload_len_ok(t, pkt->mask, len))
+		return RR_INV_REQ;
+	if ((uint64_t)s->recv_off + len > r->length)
+		return RR_LEN;
+	if (scatter(t, r, s->recv_off, m, pkt->payload_off, len) != IBV_WC_SUCCESS)
+		return RR_OP_ERR;
+	s->recv_off += len;
+	if (pkt->mask & DROCE_M_LAST) {
+		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+		recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
+	}
+	return RR_OK;
+}
+
+static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *m,
+				 const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t len = pkt->payload_len;
+	enum resp_result rr;
+
+	/* WRITE with immediate consumes a receive WQE (IBA 9.4.4.2): RNR before any byte. */
+	if ((pkt->mask & DROCE_M_RWR) && get_rwqe(t) == NULL)
+		return RR_RNR;
+	if (pkt->mask & DROCE_M_FIRST) {
+		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+		uint32_t dlen = rte_be_to_cpu_32(reth->len);
+
+		if (dlen > (1u << 31))
+			return RR_INV_REQ;
+		rr = rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
+				IBV_ACCESS_REMOTE_WRITE, &s->wr_addr);
+		if (rr != RR_OK)
+			return rr;
+		s->wr_resid = dlen;
+		s->wr_len = dlen;
+	}
+	if (!payload_len_ok(t, pkt->mask, len) || len > s->wr_resid ||
+	    ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
+		return RR_INV_REQ;
+	transport_pkt_read(m, pkt->payload_off, s->wr_addr, len);
+	if (len != 0)
+		s->wr_addr += len;
+	s->wr_resid -= len;
+	if (pkt->mask & DROCE_M_LAST) {
+		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+		if (pkt->mask & DROCE_M_IMM)	/* byte_len: the RDMA length, as rxe reports */
+			recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
+	}
+	return RR_OK;
+}
+
+/* The next responder resource (a ring of max_dest_rd_atomic entries, oldest reused). */
+static uint32_t res_alloc(struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t i = s->res_next++ % s->nres;
+
+	memset(&s->res[i], 0, sizeof(s->res[i]));
+	return i;
+}
+
+static enum resp_result do_read(struct transport_env *env, struct transport_qp *t, const struct droce_pkt *pkt,
+				uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+	uint32_t dlen = rte_be_to_cpu_32(reth->len), i;
+	enum resp_result rr;
+	uint8_t *addr;
+
+	/* READ/ATOMIC need responder resources (max_dest_rd_atomic > 0). */
+	if (s->nres == 0 || dlen > (1u << 31))
+		return RR_INV_REQ;
+	rr = rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
+			IBV_ACCESS_REMOTE_READ, &addr);
+	if (rr != RR_OK)
+		return rr;
+	i = res_alloc(t);
+	s->res[i].kind = RK_READ;
+	s->res[i].first_psn = psn;
+	s->res[i].last_psn = droce_psn_add(psn, RTE_MAX(div_up(dlen, t->mtu), 1u) - 1);
+	s->res[i].start_psn = psn;
+	s->res[i].addr = addr;
+	s->res[i].len = dlen;
+	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+	s->res[i].msn = s->msn;
+	resp_out_res(env, t, i);
+	return RR_OK;
+}
+
+static enum resp_result do_atomic(struct transport_env *env, struct transport_qp *t, const struct droce_pkt *pkt,
+				  uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	const struct droce_atmeth *a = droce_pkt_ext(pkt, DROCE_HDR_ATMETH);
+	uint64_t va = rte_be_to_cpu_64(a->va), orig;
+	enum resp_result rr;
+	uint8_t *addr;
+	uint32_t i;
+
+	/* IBA 9.4.5: atomics act on 8 bytes at an 8-byte aligned VA; rxe answers a
+	 * misaligned one with NAK invalid request. */
+	if (s->nres == 0 || (va & 7))
+		return RR_INV_REQ;
+	rr = rkey_check(t, rte_be_to_cpu_32(a->rkey), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &addr);
+	if (rr != RR_OK)
+		return rr;
+	if (pkt->opcode == DROCE_OP_RC_COMPARE_SWAP) {
+		orig = rte_be_to_cpu_64(a->cmp);
+		__atomic_compare_exchange_n((uint64_t *)addr, &orig, rte_be_to_cpu_64(a->swap_add),
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add((uint64_t *)addr, rte_be_to_cpu_64(a->swap_add),
+					  __ATOMIC_SEQ_CST);
+	}
+	i = res_alloc(t);
+	s->res[i].kind = RK_ATOMIC;
+	s->res[i].first_psn = psn;
+	s->res[i].last_psn = psn;
+	s->res[i].orig = orig;
+	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+	s->res[i].msn = s->msn;
+	resp_out_res(env, t, i);
+	return RR_OK;
+}
+
+static struct resp_res *res_find(struct transport_qp *t, uint8_t kind, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t i;
+
+	for (i = 0; i < s->nres; i++) {
+		struct resp_res *r = &s->res[i];
+
+		if (r->kind == kind && droce_psn_in_window(psn, r->first_psn,
+			droce_psn_diff(r->last_psn, r->first_psn) + 1))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * IBA 9.7.5.1.2 (C9-105..C9-113): a duplicate SEND/WRITE is ACKed again; a duplicate READ is
+ * answered again from its RETH (memory is read again, as rxe does); a duplicate ATOMIC is
+ * answered from the saved result and never executed twice.
+ */
+static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
+			   const struct droce_pkt *pkt, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	struct resp_res *r = NULL;
+
+	tcnt(env, t)->duplicate_request++;
+	if (pkt->mask & (DROCE_M_SEND | DROCE_M_WRITE)) {
+		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
+		return;
+	}
+	if (pkt->mask & DROCE_M_READ) {
+		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+		uint32_t dlen = rte_be_to_cpu_32(reth->len);
+		uint8_t *addr;
+
+		r = res_find(t, RK_READ, psn);
+		if (r == NULL || rkey_check(t, rte_be_to_cpu_32(reth->rkey),
+				rte_be_to_cpu_64(reth->va), dlen, IBV_ACCESS_REMOTE_READ,
+				&addr) != RR_OK) {
+			tcnt(env, t)->rx_dup_dropped++;
+			return;
+		}
+		r->addr = addr;
+		r->len = dlen;
+		r->off = 0;
+		r->start_psn = psn;
+	} else if (pkt->mask & DROCE_M_ATOMIC) {
+		r = res_find(t, RK_ATOMIC, psn);
+		if (r == NULL) {
+			tcnt(env, t)->rx_dup_dropped++;
+			return;
+		}
+	} else {
+		tcnt(env, t)->rx_dup_dropped++;
+		return;
+	}
+	if (!r->queued)
+		resp_out_res(env, t, r - s->res);
+}
+
+/* Class A/C errors (IBA 9.9.3.1.x): NAK, complete the receive WQE in error if one is held,
+ * and put the QP in ERR with the matching affiliated event. */
+static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
+		       uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	uint8_t code = DROCE_NAK_INV_REQ;
+	enum ibv_wc_status st = IBV_WC_REM_INV_REQ_ERR;
+	int ev = IBV_EVENT_QP_REQ_ERR;
+
+	if (rr == RR_ACCESS) {
+		code = DROCE_NAK_REM_ACCESS;
+		st = IBV_WC_REM_ACCESS_ERR;
+		ev = IBV_EVENT_QP_ACCESS_ERR;
+		tcnt(env, t)->access_err++;
+	} else if (rr == RR_OP_ERR) {
+		code = DROCE_NAK_REM_OP;
+		st = IBV_WC_LOC_PROT_ERR;
+		ev = IBV_EVENT_QP_FATAL;
+	} else {
+		if (rr == RR_LEN)
+			st = IBV_WC_LOC_LEN_ERR;
+		tcnt(env, t)->inv_req_err++;
+	}
+	resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
+	s->err = true;
+	if (s->rwqe != NULL)
+		recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
+	verbs_qp_error(t->qp, ev);
+	transport_forget_wqes(t);
+}
+
+static enum resp_result resp_execute(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+				     const struct droce_pkt *pkt, uint32_t psn)
+{
+	if (pkt->mask & DROCE_M_SEND)
+		return do_send(t, m, pkt);
+	if (pkt->mask & DROCE_M_WRITE)
+		return do_write(t, m, pkt);
+	if (pkt->mask & DROCE_M_READ)
+		return do_read(env, t, pkt, psn);
+	if (pkt->mask & DROCE_M_ATOMIC)
+		return do_atomic(env, t, pkt, psn);
+	return RR_INV_REQ;	/* FLUSH, ATOMIC_WRITE: not supported yet */
+}
+
+/* After an accepted packet: advance the expected PSN and ACK what asked for it (an
+ * AckReq is answered; coalesced ACKs are cumulative). */
+static void resp_accepted(struct transport_env *env, struct transport_qp *t,
+			  const struct droce_pkt *pkt, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	const struct resp_res *r;
+
+	s->prev_mask = pkt->mask;
+	if (pkt->mask & DROCE_M_READ) {
+		r = res_find(t, RK_READ, psn);
+		s->epsn = droce_psn_add(r->last_psn, 1);
+		s->since_ack = 0;
+		return;
+	}
+	s->epsn = droce_psn_add(psn, 1);
+	if (pkt->mask & DROCE_M_ATOMIC) {
+		s->since_ack = 0;
+		return;
+	}
+	if (droce_bth_ackreq(droce_pkt_bth(pkt)) || ++s->since_ack >= TRANSPORT_ACKREQ_EVERY * 2) {
+		resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
+		s->since_ack = 0;
+	}
+}
+
+void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	     const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	enum ibv_qp_state st = transport_state(t);
+	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
+	enum resp_result rr;
+	int32_t d;
+
+	/* IBA 10.3.1: requests are accepted in RTR, RTS, SQD (and SQE). */
+	if (s->err || (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
+		       st != IBV_QPS_SQE)) {
+		tcnt(env, t)->rx_qp_state++;
+		return;
+	}
+	if (st == IBV_QPS_RTR && !s->comm_est) {	/* IBA 11.6.3: first packet in RTR */
+		s->comm_est = true;
+		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
+	}
+	d = droce_psn_diff(psn, s->epsn);
+	if (d > 0) {
+		/* Out of sequence: one NAK per gap, then silence until epsn arrives. */
+		tcnt(env, t)->out_of_sequence++;
+		if (!s->nak_sent) {
+			s->nak_sent = true;
+			resp_out_ack(env, t, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, s->epsn);
+			tcnt(env, t)->seq_nak_sent++;
+		}
+		return;
+	}
+	if (d < 0) {
+		resp_duplicate(env, t, pkt, psn);
+		return;
+	}
+	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
+		tcnt(env, t)->rx_opcode_seq++;	/* class D1/E: silently dropped, counted */
+		return;
+	}
+	s->nak_sent = false;
+	rr = qp_allows(t, pkt->mask) ? resp_execute(env, t, m, pkt, psn) : RR_INV_REQ;
+	switch (rr) {
+	case RR_OK:
+		resp_accepted(env, t, pkt, psn);
+		break;
+	case RR_DROP:
+		break;
+	case RR_RNR:
+		/* RNR NAK with our min_rnr_timer; the packet is not consumed. Later
+		 * packets are out of sequence and stay silent until the retry arrives. */
+		resp_out_ack(env, t, DROCE_AETH_RNR_NAK | (t->min_rnr_timer & 0x1f), psn);
+		s->nak_sent = true;
+		tcnt(env, t)->rnr_nak_sent++;
+		break;
+	default:
+		resp_error(env, t, rr, psn);
+		break;
+	}
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * Transport internals shared by the files of lib/transport (not installed).
+ *
+ * A QP's transport state has three engines, as IBA chapter 9 describes them and Linux rxe
+ * implements them:
+ * - the requester (req.c): send WQEs -> request packets, PSNs, READ/ATOMIC limits, fences,
+ *   go-back-N retransmission rebuilt from the WQE (no copies of sent frames are kept);
+ * - the responder (resp.c checks and executes requests, resp_out.c sends ACK/NAK, READ
+ *   responses and atomic ACKs in PSN order);
+ * - the completer (comp.c): ACKs, NAKs and responses -> send completions, retry decisions.
+ * qp.c creates the state, follows modify_qp and dispatches; path.c builds frames (flow, mbuf
+ * chains, copies between mbufs and memory); timer.c converts the IBA timer codes.
+ *
+ * Everything runs on the QP's owner (transport.h): no locks, no allocation per packet.
+ */
+#ifndef TRANSPORT_PRIVATE_H
+#define TRANSPORT_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_log.h>
+
+#include "transport.h"
+
+extern int transport_logtype;
+#define TRANSPORT_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, transport_logtype, "droce transport: " fmt "\n", ##__VA_ARGS__)
+
+/** PSNs a requester may have in flight beyond the oldest unacknowledged one. */
+#define TRANSPORT_MAX_UNACKED 512
+/** Request packets between two AckReq bits inside one long message (as rxe does). */
+#define TRANSPORT_ACKREQ_EVERY 32
+/** Responder output queue entries (ACK/NAK, READ responses, atomic ACKs). */
+#define TRANSPORT_OUT_SIZE 64
+/** Bytes an mbuf segment keeps free so that pad and ICRC always fit at the end. */
+#define TRANSPORT_TAIL_RESERVE 8
+
+#define NO_DEADLINE UINT64_MAX
+
+/** What a send WQE turns into on the wire. */
+enum req_kind {
+	RK_SEND,
+	RK_WRITE,
+	RK_READ,
+	RK_ATOMIC,
+};
+
+/** The requester's view of one send WQE handed out by verbs_sq_next(). */
+struct req_wqe {
+	const struct verbs_send_wqe *w;
+	uint32_t first_psn;		/**< PSNs are assigned when the WQE is first sent */
+	uint32_t last_psn;
+	uint32_t npkts;			/**< PSNs it uses (READ: one per response packet) */
+	uint8_t kind;			/**< enum req_kind */
+	uint8_t started;		/**< has PSNs; counted in nrd when READ/ATOMIC */
+	uint8_t err;			/**< local error found when fetched (enum ibv_wc_status) */
+};
+
+/** Requester and completer state. Indices count WQEs handed out (free-running). */
+struct transport_req {
+	struct req_wqe *ring;
+	uint32_t mask;
+	uint32_t head;			/**< next slot to fill from verbs_sq_next() */
+	uint32_t comp;			/**< oldest WQE not completed */
+	uint32_t cur;			/**< WQE being sent */
+	uint32_t off;			/**< bytes of cur already sent (READ: already requested) */
+	uint32_t psn;			/**< PSN of the next packet */
+	uint32_t psn_hwm;		/**< one past the highest PSN ever sent */
+	uint32_t comp_psn;		/**< oldest PSN not acknowledged */
+	uint32_t nrd;			/**< started READ/ATOMIC WQEs not completed */
+	uint32_t noack;			/**< packets sent since the last AckReq */
+	uint8_t retry_left;		/**< transport retries left (retry_cnt) */
+	uint8_t rnr_left;		/**< RNR retries left (rnr_retry; 7 = infinite) */
+	bool need_retry;		/**< go back to comp_psn before sending anything */
+	bool retry_started;		/**< a NAK/implicit retry ran; no other until progress */
+	bool rnr_wait;			/**< stopped by an RNR NAK until rnr_deadline */
+	uint64_t rto_deadline;		/**< retransmission timer, NO_DEADLINE when idle */
+	uint64_t rnr_deadline;
+	uint64_t rto_ticks;		/**< 0: timeout 0, the timer never fires (infinite) */
+};
+
+/** A responder resource (IBA 9.7.5.1.x): one READ or ATOMIC, kept for replay. */
+struct resp_res {
+	uint8_t kind;			/**< 0 (free), RK_READ or RK_ATOMIC */
+	bool queued;			/**< in the output queue */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t msn;
+	/* READ: what is being sent (the request, or a replay starting at psn) */
+	const uint8_t *addr;		/**< memory at the request's (replay's) VA */
+	uint32_t len;			/**< bytes from addr */
+	uint32_t off;			/**< bytes already sent */
+	uint32_t start_psn;		/**< PSN of the request being answered */
+	/* ATOMIC */
+	uint64_t orig;
+};
+
+enum out_type {
+	OUT_ACK,			/**< ACK or NAK: syndrome, psn */
+	OUT_READ,			/**< READ response packets of res[] */
+	OUT_ATOMIC,			/**< atomic ACK of res[] */
+};
+
+struct resp_out {
+	uint8_t type;			/**< enum out_type */
+	uint8_t syndrome;
+	uint8_t res;
+	uint32_t psn;
+	uint32_t msn;
+};
+
+/** Responder state. */
+struct transport_resp {
+	uint32_t epsn;			/**< expected PSN */
+	uint32_t msn;			/**< messages completed (IBA 9.7.6.1.1), 24 bits */
+	uint32_t prev_mask;		/**< opcode mask of the last accepted request (0: none) */
+	bool nak_sent;			/**< a NAK was sent for the current PSN gap */
+	bool comm_est;			/**< COMM_EST raised in this RTR */
+	bool err;			/**< a class A/C error ended the responder */
+	/* the SEND in progress */
+	const struct verbs_recv_wqe *rwqe;
+	bool rwqe_srq;			/**< rwqe is srq_buf (taken from the SRQ) */
+	uint32_t recv_off;		/**< bytes received into rwqe */
+	/* the RDMA WRITE in progress */
+	uint8_t *wr_addr;
+	uint32_t wr_resid;
+	uint32_t wr_len;
+	uint32_t since_ack;		/**< accepted packets since the last ACK queued */
+	/* resources and output */
+	uint32_t nres;			/**< max_dest_rd_atomic */
+	uint32_t res_next;
+	struct resp_res res[DROCE_MAX_RD_ATOM];
+	uint32_t out_head;		/**< next entry to send */
+	uint32_t out_tail;		/**< next free entry */
+	struct resp_out out[TRANSPORT_OUT_SIZE];
+	struct verbs_recv_wqe_buf srq_buf;
+};
+
+/** Per-QP transport state. */
+struct transport_qp {
+	struct droce_qp *qp;
+	struct droce_device *dev;
+	enum ibv_qp_type type;
+	uint32_t qpn;
+	uint32_t dqpn;
+	uint32_t mtu;			/**< path MTU in bytes */
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	bool flow_ok;			/**< AV known */
+	bool flow_resolved;		/**< MACs filled by env->resolve() */
+	struct droce_flow flow;
+	struct transport_req req;
+	struct transport_resp resp;
+};
+
+static inline struct droce_counters *tcnt(struct transport_env *env,
+					   const struct transport_qp *t)
+{
+	return env->counters(env, t->dev);
+}
+
+static inline uint32_t div_up(uint32_t a, uint32_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* qp.c */
+enum ibv_qp_state transport_state(const struct transport_qp *t);
+/** The QP went to ERR behind the transport's back or by its own doing: drop every WQE
+ *  reference (verbs flushes them) and stop the timers. */
+void transport_forget_wqes(struct transport_qp *t);
+
+/* path.c */
+/** The path is known and its MACs resolved; -EAGAIN while resolving, -ENOTCONN without AV. */
+int transport_path_ready(struct transport_env *env, struct transport_qp *t);
+void transport_path_set(struct transport_qp *t);
+/** An mbuf chain with room for @p len payload bytes (pkt_len == len), or NULL. */
+struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len);
+/** Copy @p len bytes from @p src into the chain at payload offset @p off. */
+void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len);
+/** Copy @p len bytes at frame offset @p off of @p m to @p dst. */
+void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len);
+/** Add headers, pad, ICRC and hand the frame to env->tx(). @return 0, or -errno (m freed). */
+int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
+		       struct droce_hdr_fields *h);
+/** Check an SGE list entry against its MR: lkey, PD, bounds, @p access (0 or LOCAL_WRITE).
+ *  @return IBV_WC_SUCCESS or LOC_PROT_ERR. */
+enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struct ibv_sge *s,
+				       int access);
+
+/* timer.c */
+uint64_t transport_rto_ticks(uint8_t timeout, uint64_t hz);
+uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
+
+/* req.c */
+void req_reset(struct transport_qp *t, uint32_t psn);
+unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
+bool req_pending(const struct transport_qp *t);
+/** Go back to comp_psn (go-back-N) at the next req_tx(). */
+void req_retry(struct transport_qp *t);
+
+/* comp.c */
+void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	     const struct droce_pkt *pkt);
+void comp_timeout(struct transport_env *env, struct transport_qp *t);
+/** Complete the head WQE if it carries a local error and nothing precedes it. */
+void comp_local_err(struct transport_env *env, struct transport_qp *t);
+
+/* resp.c */
+void resp_reset(struct transport_qp *t);
+void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	     const struct droce_pkt *pkt);
+
+/* resp_out.c */
+void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
+		  uint32_t psn);
+void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t res);
+unsigned int resp_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
+static inline bool resp_pending(const struct transport_qp *t)
+{
+	return t->resp.out_head != t->resp.out_tail;
+}
+
+#endif /* TRANSPORT_PRIVATE_H */

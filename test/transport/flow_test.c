@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Ordering and limits: READ/ATOMIC at max_rd_atomic depth (never more outstanding), a fence
+ * holding a WRITE until an earlier READ completed, duplicate requests answered (SEND re-ACKed,
+ * READ replayed from memory, ATOMIC replayed from the saved result and never executed twice),
+ * one sequence NAK per PSN gap then go-back-N, opcode sequence and QP state drops, COMM_EST,
+ * MAC resolution pending, and many QP pairs at once.
+ */
+#include "tap.h"
+
+#define SZ (1u << 20)
+#define NS_LIMIT 20000000000ull
+
+static struct tt tt;
+static uint8_t *lbuf, *rbuf;
+static struct droce_mr *lmr, *rmr;
+
+static struct tt_qp *fresh(struct tt_opts *o)
+{
+	struct tt_opts d;
+
+	if (o == NULL) {
+		tt_opts_default(&d);
+		o = &d;
+	}
+	memset(&tt.cnt, 0, sizeof(tt.cnt));
+	tap_start(&tt);
+	return tt_pair(&tt, o);
+}
+
+static void post(struct tt_qp *q, uint64_t id, enum ibv_wr_opcode op, uint8_t *l, uint32_t len,
+		 uint8_t *r, int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)l, len, lmr->lkey };
+	struct ibv_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED | flags;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = (uintptr_t)r;
+		wr.wr.atomic.rkey = rmr->rkey;
+		wr.wr.atomic.compare_add = id;
+	} else {
+		wr.wr.rdma.remote_addr = (uintptr_t)r;
+		wr.wr.rdma.rkey = rmr->rkey;
+	}
+	tt_post_send(q, &wr);
+}
+
+static void wait_ok(struct droce_cq *cq, int n)
+{
+	struct ibv_wc wc[64];
+	int i;
+
+	CHECK_EQ(tt_wait_cqes(&tt, cq, n, wc, NS_LIMIT), n);
+	for (i = 0; i < n; i++)
+		CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
+}
+
+/* C10-? : never more than max_rd_atomic READ/ATOMIC outstanding, and the depth is used. */
+static void rd_atomic_depth(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint64_t *ctr = (uint64_t *)(rbuf + SZ - 64);
+	unsigned int i, reqs = 0, resps = 0, peak = 0;
+
+	tt_opts_default(&o);
+	o.max_rd_atomic[0] = 4;
+	o.max_dest_rd_atomic[1] = 4;
+	q = fresh(&o);
+	*ctr = 0;
+	tt_fill(rbuf, 24 * 10240, 3);
+	for (i = 0; i < 24; i++) {
+		if (i % 2 == 0)
+			post(q, i, IBV_WR_RDMA_READ, lbuf + i * 10240, 10240, rbuf + i * 10240, 0);
+		else
+			post(q, i, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf + SZ - 4096 + i * 8, 8,
+			     (uint8_t *)ctr, 0);
+	}
+	wait_ok(q->scq, 24);
+	for (i = 0; i < 24; i += 2)
+		CHECK(memcmp(lbuf + i * 10240, rbuf + i * 10240, 10240) == 0);
+	/* FETCH_ADD executed once each, in order: orig values are the running sums */
+	{
+		uint64_t sum = 0;
+
+		for (i = 1; i < 24; i += 2) {
+			CHECK_EQ(*(uint64_t *)(lbuf + SZ - 4096 + i * 8), sum);
+			sum += i;
+		}
+		CHECK_EQ(*ctr, sum);
+	}
+	for (i = 0; i < tap_n; i++) {
+		const struct tap_rec *r = &tap_log[i];
+
+		if (r->from == 0 && (r->opcode == DROCE_OP_RC_RDMA_READ_REQUEST ||
+				     r->opcode == DROCE_OP_RC_FETCH_ADD))
+			peak = RTE_MAX(peak, ++reqs - resps);
+		if (r->from == 1 && (r->opcode == DROCE_OP_RC_RDMA_READ_RESPONSE_LAST ||
+				     r->opcode == DROCE_OP_RC_ATOMIC_ACKNOWLEDGE))
+			resps++;
+	}
+	CHECK_EQ(reqs, 24);
+	CHECK_EQ(peak, 4);
+	printf("read_atomic_at_max_rd_atomic_depth: ok\n");
+}
+
+/* Position of the first tap record matching, or tap_n. */
+static unsigned int tap_pos(int from, int opcode, bool last)
+{
+	unsigned int i, at = tap_n;
+
+	for (i = 0; i < tap_n; i++)
+		if (tap_log[i].from == from && tap_log[i].opcode == opcode) {
+			at = i;
+			if (!last)
+				break;
+		}
+	return at;
+}
+
+/* IBA 10.8.3.3: a fenced WQE waits until earlier READ/ATOMIC completed. */
+static void fence(void)
+{
+	struct tt_qp *q;
+	unsigned int w, rl;
+
+	q = fresh(NULL);
+	memset(rbuf, 0xaa, 65536);
+	memset(lbuf + 65536, 0xbb, 65536);
+	post(q, 1, IBV_WR_RDMA_READ, lbuf, 65536, rbuf, 0);
+	post(q, 2, IBV_WR_RDMA_WRITE, lbuf + 65536, 65536, rbuf, IBV_SEND_FENCE);
+	wait_ok(q->scq, 2);
+	for (w = 0; w < 65536; w++)
+		CHECK(lbuf[w] == 0xaa && rbuf[w] == 0xbb);
+	w = tap_pos(0, DROCE_OP_RC_RDMA_WRITE_FIRST, false);
+	rl = tap_pos(1, DROCE_OP_RC_RDMA_READ_RESPONSE_LAST, true);
+	CHECK(rl < w && w < tap_n);
+	/* without the fence the WRITE does not wait (so the fence is what ordered it) */
+	q = fresh(NULL);
+	post(q, 1, IBV_WR_RDMA_READ, lbuf, 65536, rbuf, 0);
+	post(q, 2, IBV_WR_RDMA_WRITE, lbuf + 65536, 65536, rbuf, 0);
+	wait_ok(q->scq, 2);
+	CHECK(tap_pos(0, DROCE_OP_RC_RDMA_WRITE_FIRST, false) <
+	      tap_pos(1, DROCE_OP_RC_RDMA_READ_RESPONSE_LAST, true));
+	printf("fence_orders_write_after_read: ok\n");
+}
+
+/* Keep copies of request frames side 0 sends, to replay them as duplicates. */
+static struct rte_mbuf *saved[8];
+static unsigned int nsaved;
+
+static void tap_save(struct tt *t, int from, const struct droce_pkt *pkt, struct rte_mbuf *m)
+{
+	tap_record(t, from, pkt, m);
+	if (from == 0 && (pkt->mask & DROCE_M_REQ) && nsaved < RTE_DIM(saved)) {
+		saved[nsaved] = rte_pktmbuf_copy(m, t->pool, 0, UINT32_MAX);
+		CHECK(saved[nsaved] != NULL);
+		nsaved++;
+	}
+}
+
+static void replay_saved(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsaved; i++) {
+		struct droce_pkt pkt;
+
+		CHECK_EQ(droce_parse_mbuf(saved[i], 0, &pkt), DROCE_PARSE_OK);
+		tt_enqueue(&tt, saved[i], &pkt, 1);
+	}
+	nsaved = 0;
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+}
+
+/* IBA 9.7.5.1.2: duplicates are answered, never executed twice. */
+static void duplicates(void)
+{
+	uint64_t *ctr = (uint64_t *)(rbuf + 128);
+	struct ibv_sge rs = { (uintptr_t)rbuf + 4096, 4096, rmr->lkey };
+	struct tt_qp *q;
+	struct ibv_wc wc;
+	unsigned int n;
+
+	q = fresh(NULL);
+	tt.tap = tap_save;
+	*ctr = 10;
+	post(q, 1, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf, 8, (uint8_t *)ctr, 0);
+	wait_ok(q->scq, 1);
+	CHECK_EQ(*ctr, 11);
+	n = tap_count(1, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, -1);
+	replay_saved();
+	CHECK_EQ(*ctr, 11);	/* not executed again */
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, -1), n + 1);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
+	CHECK_EQ(tt.cnt[0].rx_resp_dropped, 1);	/* the requester saw it already */
+
+	tt_fill(rbuf + 8192, 3000, 4);
+	post(q, 2, IBV_WR_RDMA_READ, lbuf, 3000, rbuf + 8192, 0);
+	wait_ok(q->scq, 1);
+	n = tap_count(1, -1, -1);
+	replay_saved();
+	CHECK_EQ(tap_count(1, -1, -1), n + 3);	/* 3000 bytes at MTU 1024: replayed */
+	CHECK_EQ(tt.cnt[1].duplicate_request, 2);
+
+	tt_post_recv(q->peer, 9, &rs, 1);
+	post(q, 3, IBV_WR_SEND, lbuf, 100, NULL, 0);
+	wait_ok(q->scq, 1);
+	n = tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, -1);
+	replay_saved();
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, -1), n + 1);	/* re-ACKed */
+	CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 2, (struct ibv_wc[2]){ 0 }, NS_LIMIT), 1);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 3);
+	RTE_SET_USED(wc);
+	printf("duplicates_reacked_read_replayed_atomic_once: ok\n");
+}
+
+/* C9-? : one sequence NAK per gap, silence until the expected PSN, then go-back-N. */
+static void out_of_sequence(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+
+	tt_opts_default(&o);
+	q = fresh(&o);
+	tt_fill(lbuf, 10 * 1024, 5);
+	tt.drop_psn[0] = (o.psn[0] + 2) & 0xffffff;	/* the third packet of the WRITE */
+	post(q, 1, IBV_WR_RDMA_WRITE, lbuf, 10 * 1024, rbuf, 0);
+	wait_ok(q->scq, 1);
+	CHECK(memcmp(lbuf, rbuf, 10 * 1024) == 0);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR), 1);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK, 0)->psn,
+		 (o.psn[0] + 2) & 0xffffff);
+	CHECK_EQ(tt.cnt[1].out_of_sequence, 7);
+	CHECK_EQ(tt.cnt[1].seq_nak_sent, 1);
+	CHECK_EQ(tt.cnt[0].nak_rcvd, 1);
+	CHECK_EQ(tt.cnt[0].retransmits, 8);	/* go-back-N from the NAKed PSN */
+	printf("out_of_sequence_one_nak_go_back_n: ok\n");
+}
+
+/* Opcode sequence and QP state admission: dropped and counted. */
+static void admission(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q, *lone;
+	struct droce_flow f;
+	struct droce_hdr_fields h;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	tt_opts_default(&o);
+	q = fresh(&o);
+	memset(&f, 0, sizeof(f));
+	memcpy(f.sgid, tt.gid[0].raw, 16);
+	memcpy(f.dgid, tt.gid[1].raw, 16);
+	memset(&h, 0, sizeof(h));
+	h.opcode = DROCE_OP_RC_SEND_MIDDLE;	/* no message open */
+	h.pkey = 0xffff;
+	h.dqpn = q->peer->qp->qp_num;
+	h.psn = o.psn[0];
+	m = rte_pktmbuf_alloc(tt.pool);
+	memset(rte_pktmbuf_append(m, 1024), 0, 1024);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(&tt, m, &pkt, 1);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tt.cnt[1].rx_opcode_seq, 1);
+	CHECK_EQ(tap_n, 0);
+
+	/* a QP in INIT takes nothing */
+	lone = tt_qp_new(&tt, 1, &o);
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+		tt_modify(&tt, lone, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS);
+	}
+	h.opcode = DROCE_OP_RC_SEND_ONLY;
+	h.dqpn = lone->qp->qp_num;
+	m = rte_pktmbuf_alloc(tt.pool);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(&tt, m, &pkt, 1);
+	/* a bad P_Key */
+	h.dqpn = q->peer->qp->qp_num;
+	h.pkey = 0x7001;
+	m = rte_pktmbuf_alloc(tt.pool);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(&tt, m, &pkt, 1);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tt.cnt[1].rx_qp_state, 1);
+	CHECK_EQ(tt.cnt[1].rx_bad_pkey, 1);
+	CHECK_EQ(tap_n, 0);
+	printf("opcode_sequence_state_pkey_drops_counted: ok\n");
+}
+
+/* A MAC still being resolved (-EAGAIN): nothing is sent, nothing is lost, it goes later. */
+static void resolve_pending(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+
+	tt_opts_default(&o);
+	q = fresh(&o);	/* connecting resolves nothing yet: MACs are resolved lazily */
+	tt.resolve_fail = 50;
+	tt_fill(lbuf, 3000, 8);
+	post(q, 1, IBV_WR_RDMA_WRITE, lbuf, 3000, rbuf, 0);
+	wait_ok(q->scq, 1);
+	CHECK_EQ(tt.resolve_fail, 0);
+	CHECK(memcmp(lbuf, rbuf, 3000) == 0);
+	CHECK_EQ(tt.cnt[0].retransmits, 0);
+	CHECK_EQ(tap_count(0, -1, -1), 3);
+	printf("mac_resolution_pending_then_sent: ok\n");
+}
+
+/* Many QP pairs at once. */
+static void many_qps(void)
+{
+	enum { NP = 48 };
+	struct tt_qp *q[NP];
+	struct tt_opts o;
+	unsigned int i, base;
+	uint64_t *ctr = (uint64_t *)(rbuf + SZ - 8);
+
+	tt_opts_default(&o);
+	memset(&tt.cnt, 0, sizeof(tt.cnt));
+	tt.tap = NULL;
+	*ctr = 0;
+	tt_fill(rbuf, SZ / 2, 6);
+	tt_fill(lbuf + SZ / 2, SZ / 2 - 8192, 7);
+	for (i = 0; i < NP; i++) {
+		struct ibv_sge rs;
+
+		q[i] = tt_pair(&tt, &o);
+		base = i * 8192;
+		rs = (struct ibv_sge){ (uintptr_t)rbuf + SZ / 2 + base, 3000, rmr->lkey };
+		tt_post_recv(q[i]->peer, i, &rs, 1);
+		post(q[i], 1, IBV_WR_SEND, lbuf + SZ / 2 + base, 3000, NULL, 0);
+		post(q[i], 2, IBV_WR_RDMA_WRITE, lbuf + SZ / 2 + base + 3000, 5000,
+		     rbuf + SZ / 2 + base + 3000, 0);
+		post(q[i], 3, IBV_WR_RDMA_READ, lbuf + base, 7000, rbuf + base, 0);
+		post(q[i], 4, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf + SZ / 2 - 8 * (i + 1), 8,
+		     (uint8_t *)ctr, 0);
+	}
+	for (i = 0; i < NP; i++) {
+		wait_ok(q[i]->scq, 4);
+		wait_ok(q[i]->peer->rcq, 1);
+		base = i * 8192;
+		CHECK(memcmp(lbuf + base, rbuf + base, 7000) == 0);
+		CHECK(memcmp(lbuf + SZ / 2 + base, rbuf + SZ / 2 + base, 8000) == 0);
+	}
+	CHECK_EQ(*ctr, 4 * NP);
+	printf("many_qps_at_once (%d pairs): ok\n", NP);
+}
+
+int main(int argc, char **argv)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC;
+
+	tt_init(&tt, argc, argv, 3);
+	lbuf = aligned_alloc(4096, SZ);
+	rbuf = aligned_alloc(4096, SZ);
+	CHECK(lbuf != NULL && rbuf != NULL);
+	lmr = tt_mr(&tt, 0, lbuf, SZ, access);
+	rmr = tt_mr(&tt, 1, rbuf, SZ, access);
+	rd_atomic_depth();
+	fence();
+	duplicates();
+	out_of_sequence();
+	admission();
+	resolve_pending();
+	many_qps();
+	return 0;
+}
