@@ -27,13 +27,22 @@ static int configure(struct engine_dev *edev, struct rte_mempool *pool)
 	struct rte_eth_dev_info info;
 	uint16_t rxd = engine_cfg.rxd, txd = engine_cfg.txd;
 	uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+	uint32_t pmd_mtu;
 	int rc;
 
 	rc = rte_eth_dev_info_get(edev->port, &info);
 	if (rc != 0)
 		return rc;
 	memset(&conf, 0, sizeof(conf));
-	conf.rxmode.mtu = RTE_MIN(cfg->mtu, info.max_mtu);
+	/* Some PMDs report a smaller limit than they carry: DPDK 22.11's af_packet says 1518
+	 * bytes yet moves whole framesz slots (9 KiB frames with framesz=16384). Ask the ethdev
+	 * layer for no more than the PMD admits; the device keeps its configured MTU. */
+	pmd_mtu = RTE_MIN((uint32_t)info.max_mtu,
+			  info.max_rx_pktlen - (uint32_t)(RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN));
+	conf.rxmode.mtu = RTE_MIN((uint32_t)cfg->mtu, pmd_mtu);
+	if (conf.rxmode.mtu < cfg->mtu)
+		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
+			   edev->port, conf.rxmode.mtu, cfg->mtu);
 	if (frame_len(cfg->mtu) > room) {
 		/* Frames larger than one mbuf: only with a port that can scatter them. */
 		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))

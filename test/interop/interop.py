@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""droce against Linux Soft-RoCE: examples/rc_pingpong vs an unmodified ibv_rc_pingpong (rdma-core
+44) running in a qemu guest of the rxe rig (../shared/rig), with a capture of every run checked.
+
+usage: interop.py [--mode droce|exchange|self-check] [--full] [--only REGEX] [--list]
+                  [--build DIR] [--rig DIR] [--logdir DIR]
+
+modes
+  droce       (default) droce as server and as client against rxe in guest g1: sizes 1 B to
+              64 KiB, -m 1024 (rig MTU 1500) and -m 4096 (rig MTU 9000: a second rig cycle),
+              -n 1000, with and without -e, with -c. Needs droce's engine and RC transport.
+  exchange    only the out-of-band part: droce's rc_pingpong and the real ibv_rc_pingpong swap
+              LID:QPN:PSN:GID over TCP (-n 0, both roles), then one run with data where the
+              guest's SENDs must reach droce's QPN on the wire. Passes without an engine.
+  self-check  the droce scenarios with guest g2 in droce's place (2 guests): proves the harness.
+
+Every run is captured on the rig's bridge; the capture must pass the rig's icrc_check.py,
+droce-dump and tshark (no malformed frame), and droce's SEND segments must be path-MTU sized.
+Each failure names its step: rig-up, server-start, droce-start, exchange, data, chk, capture.
+
+The rig is private to this driver (netns "droceiop", state under /var/tmp/rxe-rig/run-droceiop:
+override with DROCE_INTEROP_NS / DROCE_INTEROP_RUN), so it does not collide with a rig someone
+brought up by hand; it is always torn down. Exit: 0 all passed, 1 a failure, 77 the rig cannot
+run here (not root, no /dev/net/tun, no network namespaces, qemu not installable).
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SKIP = 77
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PORT = 18515
+DROCE_IP = "10.47.0.100"
+BR_IP = "10.47.0.254"
+CAPTURE_MAX = 3000          # frames per run: the start of a run, bounded pcap size
+LOCAL_RE = re.compile(r"^  local address:  LID 0x([0-9a-f]+), QPN 0x([0-9a-f]+), "
+                      r"PSN 0x([0-9a-f]+), GID (\S+)$", re.M)
+REMOTE_RE = re.compile(r"^  remote address: LID 0x([0-9a-f]+), QPN 0x([0-9a-f]+), "
+                       r"PSN 0x([0-9a-f]+), GID (\S+)$", re.M)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class StepFailed(Exception):
+    def __init__(self, step, detail):
+        super().__init__(f"step {step}: {detail}")
+        self.step = step
+
+
+def run(cmd, timeout=60, env=None, check=False):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stdout[-500:]}{p.stderr[-500:]}")
+    return p
+
+
+# ---------------------------------------------------------------- can the rig run here?
+
+def skip(why):
+    log(f"interop: SKIP: {why}")
+    sys.exit(SKIP)
+
+
+def preflight(rigdir):
+    if os.geteuid() != 0:
+        skip("the rxe rig needs root (network namespaces, taps, qemu)")
+    if not os.path.exists("/dev/net/tun"):
+        skip("no /dev/net/tun: qemu cannot get a tap")
+    if not os.path.isfile(os.path.join(rigdir, "up.sh")):
+        skip(f"no rig at {rigdir}")
+    probe = f"droceprobe{os.getpid()}"
+    if run(["ip", "netns", "add", probe]).returncode != 0:
+        skip("'ip netns add' does not work here")
+    run(["ip", "netns", "del", probe])
+    t0 = time.time()
+    p = run([os.path.join(rigdir, "build-guest.sh")], timeout=600)
+    if p.returncode != 0:
+        if shutil.which("qemu-system-x86_64") is None:
+            skip("qemu-system-x86_64 is missing and could not be installed: " + p.stderr[-300:])
+        raise StepFailed("rig-up", "build-guest.sh failed: " + (p.stdout + p.stderr)[-800:])
+    log(f"interop: guest kernel/initramfs ready ({time.time() - t0:.1f} s)")
+
+
+# ---------------------------------------------------------------- the rig
+
+class Rig:
+    def __init__(self, rigdir, guests, mtu):
+        self.dir, self.guests, self.mtu = rigdir, guests, mtu
+        self.ns = os.environ.get("DROCE_INTEROP_NS", "droceiop")
+        run_dir = os.environ.get("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-droceiop")
+        self.env = dict(os.environ, RIG_NS=self.ns, RIG_RUN=run_dir, RIG_MTU=str(mtu))
+        self.state = os.path.join(run_dir, "state")
+
+    def up(self):
+        if os.path.exists(self.state):
+            self.down()
+        t0 = time.time()
+        p = run([os.path.join(self.dir, "up.sh"), str(self.guests)], timeout=300, env=self.env)
+        if p.returncode != 0:
+            raise StepFailed("rig-up", (p.stdout + p.stderr)[-1200:])
+        log(f"interop: rig up: {self.guests} guest(s), MTU {self.mtu} ({time.time() - t0:.1f} s)")
+
+    def down(self):
+        t0 = time.time()
+        p = run([os.path.join(self.dir, "down.sh")], timeout=120, env=self.env)
+        log(f"interop: rig down ({time.time() - t0:.1f} s){'' if p.returncode == 0 else ': ' + p.stderr}")
+
+    def gx(self, n, cmd, timeout=60):
+        return run([os.path.join(self.dir, "gx.sh"), str(n), "--timeout", str(timeout), cmd],
+                   timeout=timeout + 10, env=self.env)
+
+    def nsexec(self, cmd):
+        return ["ip", "netns", "exec", self.ns] + cmd
+
+    def if_counter(self, ifname, counter):
+        p = run(self.nsexec(["cat", f"/sys/class/net/{ifname}/statistics/{counter}"]))
+        return int(p.stdout) if p.returncode == 0 and p.stdout.strip() else -1
+
+
+# ---------------------------------------------------------------- the two kinds of peer
+
+class GuestPeer:
+    """ibv_rc_pingpong in guest n, in the background (the guest agent runs one command at a time)."""
+
+    def __init__(self, rig, n):
+        self.rig, self.n = rig, n
+        self.name = f"g{n}"
+        self.tcp_ip = self.rdma_ip = f"10.47.0.{n}"
+        self.gid = f"::ffff:{self.rdma_ip}"
+        self.log = f"/tmp/pp-g{n}.log"
+
+    def start(self, args, timeout, logfile=None):
+        cmd = "ibv_rc_pingpong -d rxe0 " + " ".join(args)
+        self.cmdline = f"{self.name}: {cmd}"
+        self.rig.gx(self.n, f"rm -f {self.log}; (timeout {int(timeout)} {cmd} > {self.log} 2>&1; "
+                            f"echo exit=$? >> {self.log}) >/dev/null 2>&1 &")
+
+    def listening(self):
+        return self.rig.gx(self.n, f"netstat -ltn | grep -q ':{PORT} '").returncode == 0
+
+    def exit_code(self):
+        """None while running."""
+        m = re.search(r"^exit=(\d+)$", self.output(), re.M)
+        return None if m is None else int(m.group(1))
+
+    def alive(self):
+        return self.exit_code() is None
+
+    def output(self):
+        return self.rig.gx(self.n, f"cat {self.log} 2>/dev/null").stdout
+
+    def wait(self, deadline):
+        """(exit code or None if still running at the deadline, output)"""
+        while True:
+            out = self.output()
+            m = re.search(r"^exit=(\d+)$", out, re.M)
+            if m:
+                return int(m.group(1)), out[:m.start()]
+            if time.time() > deadline:
+                return None, out
+            time.sleep(0.5)
+
+    def stop(self):
+        self.rig.gx(self.n, "killall ibv_rc_pingpong 2>/dev/null; true")
+
+    def sent_frames(self):
+        """Frames the guest sent so far: what its tap received."""
+        return self.rig.if_counter(f"rxetap{self.n}", "rx_packets")
+
+
+class DrocePeer:
+    """examples/rc_pingpong on the rig's host endpoint (net_af_packet on rxehost0, 10.47.0.100);
+    its TCP socket is the netns kernel's, on the bridge address 10.47.0.254."""
+
+    def __init__(self, rig, prog, config):
+        self.rig, self.prog, self.config = rig, prog, config
+        self.name = "droce"
+        self.tcp_ip, self.rdma_ip = BR_IP, DROCE_IP
+        self.gid = f"::ffff:{DROCE_IP}"
+        self.proc = None
+
+    def start(self, args, timeout, logfile):
+        cmd = self.rig.nsexec(["env", f"DROCE_CONFIG={self.config}", "timeout", str(int(timeout)),
+                               self.prog] + args)
+        self.cmdline = "droce: " + " ".join(cmd)
+        self.logfile = logfile
+        with open(logfile, "w") as f:
+            self.proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=TOP)
+
+    def listening(self):
+        p = run(self.rig.nsexec(["ss", "-ltnH", f"sport = :{PORT}"]))
+        return bool(p.stdout.strip())
+
+    def exit_code(self):
+        """None while running."""
+        return None if self.proc is None else self.proc.poll()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def output(self):
+        with open(self.logfile) as f:
+            return f.read()
+
+    def wait(self, deadline):
+        try:
+            rc = self.proc.wait(timeout=max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            return None, self.output()
+        return rc, self.output()
+
+    def sent_frames(self):
+        """Frames droce sent so far: what af_packet transmitted on rxehost0."""
+        return self.rig.if_counter("rxehost0", "tx_packets")
+
+    def stop(self):
+        if self.alive():
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# ---------------------------------------------------------------- capture
+
+class Capture:
+    def __init__(self, rig, pcap):
+        self.rig, self.pcap = rig, pcap
+        self.err = pcap + ".tcpdump.err"
+        cmd = rig.nsexec(["tcpdump", "-Z", "root", "-i", "rxebr0", "--immediate-mode", "-U",
+                          "-s", "9216", "-B", "16384", "-c", str(CAPTURE_MAX), "-w", pcap,
+                          "not", "ip6"])
+        with open(self.err, "w") as f:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f)
+        for _ in range(50):
+            if "listening" in open(self.err).read():
+                return
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            time.sleep(1)       # the last ACKs
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        m = re.search(r"(\d+) packets? dropped by kernel", open(self.err).read())
+        return int(m.group(1)) if m else 0
+
+
+# ---------------------------------------------------------------- scenarios
+
+class Scenario:
+    def __init__(self, rig_mtu, droce_role, size, events, iters=1000, chk=True, kind="data"):
+        self.rig_mtu, self.droce_role, self.size = rig_mtu, droce_role, size
+        self.events, self.iters, self.chk, self.kind = events, iters, chk, kind
+        self.mtu = 4096 if rig_mtu >= 9000 else 1024
+        opts = "".join([" -e" if events else "", " -c" if chk else ""])
+        self.title = (f"droce={droce_role} -m {self.mtu} -s {size} -n {iters}{opts}"
+                      + ("" if kind == "data" else f" [{kind}]"))
+        self.name = ""
+
+    def args(self):
+        a = ["-g", "1", "-m", str(self.mtu), "-s", str(self.size), "-n", str(self.iters)]
+        return a + (["-e"] if self.events else []) + (["-c"] if self.chk else [])
+
+    def timeout(self):
+        """rxe under TCG: about 1.1 ms per round trip of a small message, 11 ms at 64 KiB."""
+        if self.kind == "wire":
+            return 20
+        return 30 + self.iters * (0.01 + self.size * 2 / 2e6)
+
+
+def droce_scenarios(full):
+    if full:
+        return [Scenario(m, r, s, e) for m in (1500, 9000) for r in ("server", "client")
+                for s in (1, 1024, 4096, 65536) for e in (False, True)]
+    cover = [(1500, "server", 1, False), (1500, "server", 1024, True),
+             (1500, "server", 4096, False), (1500, "server", 65536, True),
+             (1500, "client", 1, True), (1500, "client", 1024, False),
+             (1500, "client", 4096, True), (1500, "client", 65536, False),
+             (9000, "server", 1, False), (9000, "server", 4096, True),
+             (9000, "server", 65536, False), (9000, "client", 4096, False),
+             (9000, "client", 65536, True)]
+    return [Scenario(*c) for c in cover]
+
+
+def exchange_scenarios():
+    return [Scenario(1500, "server", 4096, False, iters=0, chk=False, kind="exchange"),
+            Scenario(1500, "client", 4096, False, iters=0, chk=False, kind="exchange"),
+            Scenario(1500, "server", 1024, False, iters=5, chk=False, kind="wire")]
+
+
+# ---------------------------------------------------------------- checks
+
+def parse_addr(out, regex):
+    m = regex.search(out)
+    return None if m is None else (int(m.group(1), 16), int(m.group(2), 16),
+                                   int(m.group(3), 16), m.group(4))
+
+
+def fmt_addr(a):
+    return "none" if a is None else f"QPN 0x{a[1]:06x} PSN 0x{a[2]:06x} GID {a[3]}"
+
+
+def check_exchange(droce, d_out, peer, p_out, need_peer=True):
+    """Both printed their addresses, and each printed the other's as it was sent."""
+    d_loc, d_rem = parse_addr(d_out, LOCAL_RE), parse_addr(d_out, REMOTE_RE)
+    p_loc, p_rem = parse_addr(p_out, LOCAL_RE), parse_addr(p_out, REMOTE_RE)
+    if d_loc is None:
+        raise StepFailed("droce-start", f"{droce.name} failed before the exchange: {tail(d_out)}")
+    if d_loc is None or d_rem is None:
+        raise StepFailed("exchange", f"{droce.name} printed local {fmt_addr(d_loc)}, remote "
+                                     f"{fmt_addr(d_rem)}; output: {tail(d_out)}")
+    if d_loc[3] != droce.gid:
+        raise StepFailed("exchange", f"{droce.name} advertised GID {d_loc[3]}, not {droce.gid}")
+    if d_rem[3] != peer.gid:
+        raise StepFailed("exchange", f"{droce.name} got GID {d_rem[3]}, not {peer.gid}")
+    if not need_peer:
+        return d_loc, d_rem
+    if p_loc is None or p_rem is None:
+        raise StepFailed("exchange", f"{peer.name} printed local {fmt_addr(p_loc)}, remote "
+                                     f"{fmt_addr(p_rem)}; output: {tail(p_out)}")
+    if d_rem != p_loc or p_rem != d_loc:
+        raise StepFailed("exchange", f"addresses differ: {droce.name} local {fmt_addr(d_loc)} "
+                                     f"remote {fmt_addr(d_rem)}; {peer.name} local "
+                                     f"{fmt_addr(p_loc)} remote {fmt_addr(p_rem)}")
+    return d_loc, d_rem
+
+
+def tail(text, n=6):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(lines[-n:]) if lines else "(no output)"
+
+
+def check_data(who, rc, out, sc, why_stopped):
+    if rc is None:
+        raise StepFailed("data", f"{who.name} did not finish: {why_stopped}; last output: "
+                                 f"{tail(out, 3)}")
+    if rc in (124, 143):
+        raise StepFailed("data", f"{who.name} killed by its {int(sc.timeout())} s timeout; "
+                                 f"last output: {tail(out, 3)}")
+    if rc != 0:
+        raise StepFailed("data", f"{who.name} exit {rc}: {tail(out)}")
+    if sc.iters == 0:
+        return
+    want = f"{2 * sc.size * sc.iters} bytes in "
+    if want not in out or f"{sc.iters} iters in " not in out:
+        raise StepFailed("data", f"{who.name} did not report '{want}...': {tail(out)}")
+
+
+def check_chk(peers_out):
+    for name, out in peers_out:
+        if "invalid data" in out:
+            raise StepFailed("chk", f"{name}: " + tail("\n".join(
+                l for l in out.splitlines() if "invalid data" in l), 3))
+
+
+# The SEND payload is application data, yet tshark hands it to the protocols that sit on
+# InfiniBand payloads: RPC-over-RDMA throws "Malformed Packet" on a 1-byte SEND, even one from rxe
+# itself. Those protocols are turned off; the RoCE headers are still fully dissected.
+PAYLOAD_PROTOCOLS = ("smc", "smb_direct", "rpcordma", "nvme-rdma", "lnet", "iser",
+                     "infiniband.eoib", "infiniband_sdp", "fcoib", "drbd")
+
+
+def tshark_fields(pcap, flt, fields):
+    cmd = ["tshark", "-r", pcap, "-Y", flt, "-T", "fields", "-E", "separator=|"]
+    for proto in PAYLOAD_PROTOCOLS:
+        cmd += ["--disable-protocol", proto]
+    for f in fields:
+        cmd += ["-e", f]
+    p = run(cmd, timeout=300)
+    if p.returncode != 0:
+        raise StepFailed("capture", f"tshark exit {p.returncode}: {tail(p.stderr)}")
+    return [l.split("|") for l in p.stdout.splitlines() if l]
+
+
+def check_segments(pcap, ip, mtu):
+    """The SENDs of @ip: FIRST/MIDDLE carry exactly the path MTU, LAST/ONLY at most that."""
+    rows = tshark_fields(pcap, f"ip.src == {ip} && udp.dstport == 4791",
+                         ["infiniband.bth.opcode", "udp.length", "infiniband.bth.padcnt"])
+    hist = {}
+    for op, ulen, pad in rows:
+        op = int(op)
+        hist[op] = hist.get(op, 0) + 1
+        if op > 4:
+            continue
+        payload = int(ulen) - 8 - 12 - 4 - int(pad or 0) - (4 if op in (3, 5) else 0)
+        if (op in (0, 1) and payload != mtu) or payload > mtu:
+            raise StepFailed("capture", f"{ip} sent opcode {op} with {payload} payload bytes "
+                                        f"at path MTU {mtu}")
+    return hist
+
+
+def check_capture(pcap, sc, sender, tools, dropped):
+    """Everything on the bridge verifies (icrc_check.py, droce-dump, tshark); the sender's
+    frames exist and are segmented at the path MTU. @return a summary line."""
+    p = run([tools["icrc"], pcap], timeout=300)
+    last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr
+    m = re.search(r"(\d+) RoCEv2 frames ICRC ok, (\d+) bad", last)
+    if m is None or int(m.group(2)) != 0:
+        raise StepFailed("capture", f"icrc_check.py: {last}")
+    p = run([tools["dump"], "-q", pcap], timeout=300)
+    if p.returncode != 0:
+        raise StepFailed("capture", f"droce-dump exit {p.returncode}: {tail(p.stdout + p.stderr)}")
+    bad = tshark_fields(pcap, "_ws.malformed || _ws.expert.severity >= \"error\"",
+                        ["frame.number", "_ws.col.Info"])
+    if bad:
+        raise StepFailed("capture", f"tshark: {len(bad)} malformed/error frame(s), first: {bad[0]}")
+    hist = check_segments(pcap, sender.rdma_ip, sc.mtu)
+    if sc.iters > 0 and sc.kind == "data" and not hist:
+        raise StepFailed("capture", f"no RoCE v2 frame from {sender.rdma_ip}")
+    ops = " ".join(f"op{k}x{v}" for k, v in sorted(hist.items()))
+    return (f"{m.group(1)} RoCE frames ICRC ok; {sender.name} sent {sum(hist.values())} ({ops})"
+            + (f"; tcpdump dropped {dropped}" if dropped else ""))
+
+
+def check_wire(pcap, droce, d_loc, d_rem, peer):
+    """Without an engine droce sends nothing, but the guest's requests must already be addressed
+    with what droce advertised: DestQP = droce's QPN, first PSN = the guest's PSN."""
+    rows = tshark_fields(pcap, f"ip.src == {peer.rdma_ip} && ip.dst == {droce.rdma_ip} && "
+                               "udp.dstport == 4791", ["infiniband.bth.destqp", "infiniband.bth.psn"])
+    if not rows:
+        raise StepFailed("capture", f"no RoCE v2 frame from {peer.name} to {droce.rdma_ip}")
+    qpn, psn = int(rows[0][0], 0), int(rows[0][1])
+    if qpn != d_loc[1] or psn != d_rem[2]:
+        raise StepFailed("capture", f"{peer.name}'s first request: DestQP 0x{qpn:06x} PSN 0x{psn:06x}"
+                                    f", expected 0x{d_loc[1]:06x} / 0x{d_rem[2]:06x}")
+    return f"{len(rows)} request(s) from {peer.name} to droce QPN 0x{qpn:06x}, first PSN 0x{psn:06x}"
+
+
+# ---------------------------------------------------------------- one scenario
+
+STALL_S = 15    # the droce side sent no frame for this long while it should talk: stalled
+
+
+def wait_listening(server, timeout=30):
+    t_end = time.time() + timeout
+    while time.time() < t_end:
+        if server.listening():
+            return
+        if not server.alive():
+            raise StepFailed("server-start", f"{server.name} exited before listening: "
+                                             f"{tail(server.output())}")
+        time.sleep(0.2)
+    raise StepFailed("server-start", f"{server.name} not listening on TCP {PORT} after "
+                                     f"{timeout} s: {tail(server.output())}")
+
+
+def wait_run(sc, client, server, sender):
+    """Wait for both sides; give up at the timeout, or when the droce side has sent no frame
+    at all for STALL_S. @return (results, why stopped)."""
+    deadline = time.time() + sc.timeout() + 5
+    last_n, last_t, why = -1, time.time(), "timeout"
+    while True:
+        codes = {p.name: p.exit_code() for p in (client, server)}
+        if None not in codes.values():
+            why = "finished"
+            break
+        failed = [f"{k} exited {v}" for k, v in codes.items() if v not in (None, 0)]
+        if failed:
+            why = ", ".join(failed)     # the other side would only wait for it
+            break
+        if time.time() > deadline:
+            break
+        if sc.iters > 0:
+            n = sender.sent_frames()
+            if n != last_n:
+                last_n, last_t = n, time.time()
+            elif time.time() - last_t > STALL_S:
+                why = f"{sender.name} sent no frame for {STALL_S} s"
+                break
+        time.sleep(0.5)
+    return (client.wait(time.time() + 1), server.wait(time.time() + 1)), why
+
+
+def start_pair(sc, server, client, d):
+    server.start(sc.args(), sc.timeout(), os.path.join(d, server.name + ".log"))
+    wait_listening(server)
+    client.start(sc.args() + [server.tcp_ip], sc.timeout(), os.path.join(d, client.name + ".log"))
+
+
+def run_pair(sc, droce, peer, rig, d):
+    server, client = (droce, peer) if sc.droce_role == "server" else (peer, droce)
+    cap = Capture(rig, os.path.join(d, "capture.pcap"))
+    try:
+        start_pair(sc, server, client, d)
+        ((c_rc, c_out), (s_rc, s_out)), why = wait_run(sc, client, server, droce)
+    finally:
+        server.stop()
+        client.stop()
+        dropped = cap.stop()
+    res = {server.name: (s_rc, s_out), client.name: (c_rc, c_out)}
+    with open(os.path.join(d, "outputs.txt"), "w") as f:
+        for p in (server, client):
+            f.write(f"## {p.cmdline}\n{res[p.name][1]}\nexit={res[p.name][0]}\n")
+    return res, why, dropped
+
+
+def check_pair(sc, droce, peer, res, why, dropped, pcap, tools):
+    (d_rc, d_out), (p_rc, p_out) = res[droce.name], res[peer.name]
+    wire = sc.kind == "wire"
+    # ibv_rc_pingpong's stdout is a file in the guest, fully buffered: when it had to be killed,
+    # its address lines are lost, and only droce's (line buffered) can be checked.
+    peer_done = p_rc is not None and p_rc not in (124, 143)
+    d_loc, d_rem = check_exchange(droce, d_out, peer, p_out, need_peer=not wire and peer_done)
+    if wire:
+        note = check_wire(pcap, droce, d_loc, d_rem, peer)
+        done = d_rc == 0 and p_rc == 0
+        return note + ("; data phase completed" if done else
+                       "; data phase did not complete (expected without an engine)")
+    check_data(droce, d_rc, d_out, sc, why)
+    check_data(peer, p_rc, p_out, sc, why)
+    check_chk([(droce.name, d_out), (peer.name, p_out)])
+    return check_capture(pcap, sc, droce, tools, dropped)
+
+
+def run_scenario(sc, droce, peer, rig, logdir, tools):
+    d = os.path.join(logdir, sc.name)
+    os.makedirs(d, exist_ok=True)
+    t0 = time.time()
+    try:
+        res, why, dropped = run_pair(sc, droce, peer, rig, d)
+        note = check_pair(sc, droce, peer, res, why, dropped, os.path.join(d, "capture.pcap"), tools)
+        ok, text = True, note
+    except StepFailed as e:
+        ok, text = False, str(e)
+    line = f"[{'PASS' if ok else 'FAIL'}] {sc.name} {sc.title} ({time.time() - t0:.1f} s): {text}"
+    log(line)
+    with open(os.path.join(d, "result.txt"), "w") as f:
+        f.write(line + "\n")
+    return ok
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=("droce", "exchange", "self-check"), default="droce")
+    ap.add_argument("--full", action="store_true", help="every size x role x -e/poll (32 runs)")
+    ap.add_argument("--only", help="run the scenarios whose name or title matches this regex")
+    ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    ap.add_argument("--rig", default=os.path.join(TOP, "..", "shared", "rig"))
+    ap.add_argument("--logdir", default="/var/tmp/droce-interop")
+    return ap.parse_args()
+
+
+def select(args):
+    scs = exchange_scenarios() if args.mode == "exchange" else droce_scenarios(args.full)
+    for i, sc in enumerate(scs, 1):
+        sc.name = f"{args.mode[0]}{i:02d}"
+    if args.only:
+        scs = [sc for sc in scs if re.search(args.only, sc.name + " " + sc.title)]
+    return scs
+
+
+def tools_of(args):
+    tools = {"prog": os.path.join(args.build, "examples", "rc_pingpong", "rc_pingpong"),
+             "dump": os.path.join(args.build, "app", "droce-dump", "droce-dump"),
+             "icrc": os.path.join(args.rig, "icrc_check.py")}
+    for k in ("prog", "dump"):
+        if not os.access(tools[k], os.X_OK):
+            log(f"interop: FAIL: {tools[k]} is not built (ninja -C {args.build})")
+            sys.exit(1)
+    return tools
+
+
+def run_cycle(args, mtu, scs, tools, logdir):
+    """One rig: up, the scenarios of this MTU, down (always). @return scenarios passed."""
+    guests = 2 if args.mode == "self-check" else 1
+    rig = Rig(os.path.abspath(args.rig), guests, mtu)
+    passed = 0
+    try:
+        rig.up()
+        peer = GuestPeer(rig, 1)
+        config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+        droce = GuestPeer(rig, 2) if args.mode == "self-check" else DrocePeer(rig, tools["prog"], config)
+        for sc in scs:
+            passed += run_scenario(sc, droce, peer, rig, logdir, tools)
+    except StepFailed as e:
+        log(f"[FAIL] rig MTU {mtu}: {e} ({len(scs) - passed} scenario(s) not run)")
+    finally:
+        rig.down()
+    return passed
+
+
+def main():
+    args = parse_args()
+    scs = select(args)
+    if args.list:
+        for sc in scs:
+            print(f"{sc.name} rig MTU {sc.rig_mtu}: {sc.title}")
+        return 0
+    tools = tools_of(args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
+    try:
+        preflight(os.path.abspath(args.rig))
+    except StepFailed as e:
+        log(f"[FAIL] {e}")
+        return 1
+    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}")
+    log(f"interop: mode {args.mode}, {len(scs)} scenario(s), logs in {logdir}")
+    t0, passed = time.time(), 0
+    for mtu in sorted({sc.rig_mtu for sc in scs}):
+        passed += run_cycle(args, mtu, [sc for sc in scs if sc.rig_mtu == mtu], tools, logdir)
+    log(f"interop: {passed} passed, {len(scs) - passed} failed ({time.time() - t0:.0f} s); "
+        f"logs in {logdir}")
+    return 0 if passed == len(scs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
