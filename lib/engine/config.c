@@ -14,6 +14,9 @@
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
+ *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_seed = S
+ *                            fault injection on every device's RoCE TX path, per mille of
+ *                            frames (0: off, the default), PRNG seed S (fault.c; for tests)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -118,6 +121,14 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 100, &c->neigh_retries);
 	if (strcmp(k, "neigh_reachable_s") == 0)
 		return parse_uint(v, 86400, &c->neigh_reachable_s);
+	if (strcmp(k, "fault_drop") == 0)
+		return parse_uint(v, 1000, &c->fault_drop);
+	if (strcmp(k, "fault_dup") == 0)
+		return parse_uint(v, 1000, &c->fault_dup);
+	if (strcmp(k, "fault_reorder") == 0)
+		return parse_uint(v, 1000, &c->fault_reorder);
+	if (strcmp(k, "fault_seed") == 0)
+		return parse_uint(v, UINT32_MAX, &c->fault_seed);
 	return -EINVAL;
 }
 

@@ -52,6 +52,10 @@ struct engine_config {
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
+	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
+	unsigned int fault_dup;
+	unsigned int fault_reorder;
+	unsigned int fault_seed;
 };
 
 struct engine_lcore;
@@ -65,6 +69,15 @@ struct engine_qp {
 	uint64_t deadline;		/**< as in the timer heap; UINT64_MAX: not in it */
 	uint32_t heap_idx;
 	uint32_t list_idx;		/**< in engine_lcore.qps */
+};
+
+/** Fault injection on a device's transport TX path (fault.c); all zero when off. */
+struct engine_fault {
+	bool on;			/**< any probability non-zero */
+	uint16_t drop, dup, reorder;	/**< per mille */
+	uint64_t rng;			/**< PRNG state (seeded from fault_seed and the port) */
+	struct rte_mbuf *held;		/**< a frame held back to be sent after later ones */
+	unsigned int held_iters;	/**< iterations it has been held */
 };
 
 /** A device served by an engine instance. Allocated at the first open, kept for life. */
@@ -81,6 +94,7 @@ struct engine_dev {
 	uint16_t n_tx;
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
+	struct engine_fault fault;
 };
 
 /** Timer heap: QPs with an armed transport deadline, earliest first. */
@@ -145,6 +159,21 @@ unsigned int engine_dev_flush(struct engine_dev *edev);
 /** The transport_env callbacks. */
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev);
+
+/* fault.c */
+/** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */
+void engine_fault_start(struct engine_dev *edev);
+/** Free a held frame (at port stop). */
+void engine_fault_stop(struct engine_dev *edev);
+/** Transmit @p m through the faults (drop, duplicate, hold back) instead of engine_dev_tx. */
+void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m);
+/** Once per iteration, before the flush: release a frame held for a whole iteration. */
+void engine_fault_release(struct engine_dev *edev);
+static inline void engine_fault_tick(struct engine_dev *edev)
+{
+	if (unlikely(edev->fault.held != NULL))
+		engine_fault_release(edev);
+}
 
 /* classify.c */
 /** Receive and dispatch one burst from @p edev's port. @return frames received. */

@@ -65,9 +65,12 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 			work += engine_neigh_timers(lc, lc->devs[i]);
 	work += verbs_owner_poll(&lc->owner);
 	work += engine_calls_poll(lc);
-	for (i = 0; i < lc->n_dev; i++)
-		if (lc->devs[i]->started)
-			work += engine_dev_flush(lc->devs[i]);
+	for (i = 0; i < lc->n_dev; i++) {
+		if (!lc->devs[i]->started)
+			continue;
+		engine_fault_tick(lc->devs[i]);
+		work += engine_dev_flush(lc->devs[i]);
+	}
 	return work;
 }
 

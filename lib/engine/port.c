@@ -87,6 +87,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 		rte_eth_promiscuous_enable(edev->port);
 	rte_eth_allmulticast_enable(edev->port);
 	edev->n_tx = 0;
+	engine_fault_start(edev);
 	edev->started = true;
 	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
 	return 0;
@@ -94,8 +95,15 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 
 void engine_port_stop(struct engine_dev *edev)
 {
+	unsigned int i;
+
 	if (!edev->started)
 		return;
+	engine_fault_stop(edev);
+	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
+	for (i = 0; i < 8 && edev->n_tx != 0; i++)
+		engine_dev_flush(edev);
+	edev->cnt.tx_dropped += edev->n_tx;
 	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
 	edev->n_tx = 0;
 	if (rte_eth_dev_stop(edev->port) != 0)
@@ -139,8 +147,13 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
 
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
+	struct engine_dev *edev = verbs_device_engine(dev);
+
 	RTE_SET_USED(env);
-	engine_dev_tx(verbs_device_engine(dev), m);
+	if (unlikely(edev->fault.on))
+		engine_fault_tx(edev, m);
+	else
+		engine_dev_tx(edev, m);
 }
 
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev)

@@ -84,6 +84,14 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 	lc->qps[eq->list_idx] = last;
 	last->list_idx = eq->list_idx;
 	eq->edev->qps[qp->qp_num - DROCE_QPN_BASE] = NULL;
+	/* The application may destroy the QP right after polling its last receive completion:
+	 * the ACK for that request may still be queued (behind READ responses, or coalescing).
+	 * Send it, and hand it to the port now: inline, no iteration may follow. */
+	if (eq->edev->started) {
+		lc->env.now = rte_rdtsc();
+		transport_flush(&lc->env, eq->t);
+		engine_dev_flush(eq->edev);
+	}
 	transport_qp_destroy(eq->t);
 	free(eq);
 }

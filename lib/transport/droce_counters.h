@@ -61,7 +61,10 @@ extern "C" {
 	X(neigh_resolved,      "neighbour MACs learned (replies, requests for us)") \
 	X(neigh_failed,        "resolutions given up after neigh_retries requests") \
 	X(neigh_bad,           "ARP/ND frames ignored: malformed, bad checksum or hop limit") \
-	X(alloc_failed,        "frames the engine could not build (mbuf pool empty)")
+	X(alloc_failed,        "frames the engine could not build (mbuf pool empty)") \
+	X(fault_dropped,       "frames dropped by fault injection ([engine] fault_drop)") \
+	X(fault_duplicated,    "frames duplicated by fault injection ([engine] fault_dup)") \
+	X(fault_reordered,     "frames held back behind later ones by fault injection")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

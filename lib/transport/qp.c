@@ -8,6 +8,7 @@
  * requests) and keeps two timers (retransmission, RNR wait).
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -118,10 +119,26 @@ static void apply_attrs(struct transport_env *env, struct transport_qp *t, int m
 		t->max_rd_atomic = a->max_rd_atomic;
 }
 
+unsigned int transport_flush(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (s->since_ack != 0 && !s->err) {
+		/* Accepted packets that did not ask for an ACK yet: acknowledge them now. */
+		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
+		s->since_ack = 0;
+	}
+	return resp_tx(env, t, UINT_MAX);
+}
+
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask)
 {
 	enum ibv_qp_state st = transport_state(t);
 
+	/* Leaving service (RESET forgets the responder's output, ERR ends it): send what is owed
+	 * to the peer first. */
+	if ((st == IBV_QPS_RESET || st == IBV_QPS_ERR) && (attr_mask & IBV_QP_STATE))
+		transport_flush(env, t);
 	if (st == IBV_QPS_RESET) {
 		/* IBA 10.3.1: RESET forgets everything; the queues were emptied by verbs. */
 		req_reset(t, 0);

@@ -23,8 +23,6 @@ enum resp_result {
 	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
 };
 
-#define AETH_ACK_UNLIMITED (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
-
 void resp_reset(struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;

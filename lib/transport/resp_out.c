@@ -13,8 +13,6 @@
 
 #include "transport_private.h"
 
-#define AETH_ACK_UNLIMITED (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
-
 static struct resp_out *out_push(struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;

@@ -76,6 +76,17 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
  */
 unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
 
+/**
+ * Transmit now what the responder owes the peer for the requests it has executed: the ACK of
+ * everything accepted (an ACK still being coalesced included), NAKs, atomic ACKs and READ
+ * responses. The engine calls it before it forgets a QP (destroy) and the transport itself on
+ * a move to RESET or ERR: a requester whose last request was executed and completed here
+ * must get its ACK even if the application tears the QP down right after polling that
+ * completion, or it retransmits into a QP that no longer answers until it gives up.
+ * @return packets transmitted.
+ */
+unsigned int transport_flush(struct transport_env *env, struct transport_qp *t);
+
 /** True when transport_tx() has something to do now (SQ work, ACK or response due). */
 bool transport_tx_pending(const struct transport_qp *t);
 

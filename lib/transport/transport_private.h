@@ -41,6 +41,8 @@ extern int transport_logtype;
 #define TRANSPORT_TAIL_RESERVE 8
 
 #define NO_DEADLINE UINT64_MAX
+/** AETH syndrome of a plain ACK (no credit count). */
+#define AETH_ACK_UNLIMITED (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
 
 /** What a send WQE turns into on the wire. */
 enum req_kind {

@@ -23,25 +23,10 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "check.h"
 #include "droce.h"
 #include "droce_engine.h"
 #include "engine_private.h"
-
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-		exit(1); \
-	} \
-} while (0)
-
-#define CHECK_EQ(a, b) do { \
-	long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { \
-		fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
-			#a, a_, #b, b_); \
-		exit(1); \
-	} \
-} while (0)
 
 struct et_dut {
 	struct rte_ring *in;		/**< the test enqueues, the DUT's port receives */

@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 
+#include "engine_private.h"
 #include "pair.h"
 
 static void to_rts(struct droce_qp *qp, uint32_t dqpn)

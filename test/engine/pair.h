@@ -2,13 +2,19 @@
  * Copyright (c) 2026 The droce authors
  */
 /* Helpers for the tests over the ring pair droce0 <-> droce1 (pair_inline.ini, pair_lcore.ini):
- * droce starts EAL itself; the engine runs inline or on lcore 1. */
+ * droce starts EAL itself; the engine runs inline or on lcore 1. Public API only (the
+ * functional tests use it too). */
 #ifndef PAIR_H
 #define PAIR_H
 
 #include <sched.h>
+#include <stdbool.h>
 
-#include "et.h"
+#include <rte_cycles.h>
+
+#include "check.h"
+#include "droce.h"
+#include "droce_engine.h"
 
 static struct droce_context *pair_ctx[2];
 static bool pair_inline;
