@@ -5,7 +5,7 @@
  * The engine loop. One iteration, the same for a dedicated lcore and for an inline caller:
  *   1. RX: a burst from every served port, classified and dispatched (classify.c);
  *   2. TX: every QP whose transport has work (SQ doorbell, ACK or response due) transmits up
- *      to ENGINE_BURST packets;
+ *      to ENGINE_BURST packets, no more than its device's TX buffer has room for;
  *   3. timers: the transport deadlines that expired (timer heap) and neighbour retries;
  *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
  *   5. TX flush: buffered frames to the ports.
@@ -21,16 +21,25 @@
 #define TIMEOUTS_PER_ITER 64
 #define IDLE_BEFORE_SLEEP 1024
 
+/* TX room kept free for what the RX path and the timers emit unasked (ACKs, NAKs). */
+#define TX_RESERVE (2 * ENGINE_BURST)
+
+/*
+ * Backpressure: a QP transmits only what its device's TX buffer can take, so a port that
+ * lags (a full ring, a slow peer) holds new packets back in the SQ instead of making the
+ * engine drop them and the transport retransmit them.
+ */
 static unsigned int tx_qps(struct engine_lcore *lc)
 {
 	unsigned int i, work = 0;
 
 	for (i = 0; i < lc->n_qps; i++) {
 		struct engine_qp *eq = lc->qps[i];
+		unsigned int room = ENGINE_TXBUF - eq->edev->n_tx;
 
-		if (!transport_tx_pending(eq->t))
+		if (room <= (unsigned int)TX_RESERVE || !transport_tx_pending(eq->t))
 			continue;
-		work += transport_tx(&lc->env, eq->t, ENGINE_BURST);
+		work += transport_tx(&lc->env, eq->t, RTE_MIN((unsigned int)ENGINE_BURST, room - TX_RESERVE));
 		engine_qp_rearm(lc, eq);
 	}
 	return work;

@@ -237,6 +237,13 @@ int main(int argc, char **argv)
 	inline_sends();
 	fence_write_after_read();
 	c = fn_counters(0);
+	if (getenv("FN_DEBUG"))
+		fprintf(stderr, "nak_rcvd %llu retry_exceeded %llu rnr_nak_rcvd %llu seq_nak_sent %llu "
+			"rnr_nak_sent %llu retransmits %llu tx_dropped %llu out_of_seq %llu\n",
+			(unsigned long long)c.nak_rcvd, (unsigned long long)c.retry_exceeded,
+			(unsigned long long)c.rnr_nak_rcvd, (unsigned long long)c.seq_nak_sent,
+			(unsigned long long)c.rnr_nak_sent, (unsigned long long)c.retransmits,
+			(unsigned long long)c.tx_dropped, (unsigned long long)c.out_of_sequence);
 	CHECK_EQ(c.nak_rcvd + c.retry_exceeded + c.rnr_nak_rcvd, 0);
 	fn_close();
 	printf("many QPs, rd_atomic depth, inline, fence (%s): ok\n", argv[1]);

@@ -28,21 +28,7 @@
 
 #define TT_SKIP 77
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-		exit(1); \
-	} \
-} while (0)
-
-#define CHECK_EQ(a, b) do { \
-	long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { \
-		fprintf(stderr, "%s:%d: %s == %lld (0x%llx), expected %s == %lld (0x%llx)\n", \
-			__FILE__, __LINE__, #a, a_, a_, #b, b_, b_); \
-		exit(1); \
-	} \
-} while (0)
+#include "check.h"
 
 #define TT_MAX_QP 128
 #define TT_QLEN 65536

@@ -17,22 +17,7 @@
 
 #define VT_SKIP 77
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "%s:%d: CHECK(%s) failed (errno %d)\n", __FILE__, __LINE__, #c, \
-			errno); \
-		exit(1); \
-	} \
-} while (0)
-
-#define CHECK_EQ(a, b) do { \
-	long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { \
-		fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
-			#a, a_, #b, b_); \
-		exit(1); \
-	} \
-} while (0)
+#include "check.h"
 
 /* Open device @p idx of the configuration (the embedded default has two). */
 static inline struct droce_context *vt_open(int idx)
