@@ -75,12 +75,13 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ] && command -v clang >/dev/null; then
-	# ThreadSanitizer (clang) over the multi-threaded suites. DPDK's own headers trip clang's
+	# ThreadSanitizer (clang) over the multi-threaded suites (rings, engine lcores). DPDK's own headers trip clang's
 	# -Wundef, so this build does not use -Dwerror.
 	if [ ! -f "$build-tsan/build.ninja" ]; then
 		CC=clang meson setup "$build-tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null
 	fi
-	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} run_suite "$build-tsan" "TSan build" --suite verbs
+	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} run_suite "$build-tsan" "TSan build" \
+		--suite verbs --suite engine --suite functional
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

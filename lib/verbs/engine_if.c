@@ -49,12 +49,12 @@ static void flush_sq(struct verbs_qp *qp)
 	uint32_t head = verbs_ring_ready(&q->r, q->done) + q->done;
 	struct ibv_wc wc;
 
-	for (; q->done != head; q->done++) {
+	while (q->done != head) {
 		send_wc(qp, verbs_wq_slot(q, q->done), IBV_WC_WR_FLUSH_ERR, 0, &wc);
+		verbs_ring_retire(&q->r, ++q->done);	/* slot free before its CQE shows */
 		verbs_cq_push(cq, &wc, false);
 	}
 	q->fetch = q->done;
-	verbs_ring_retire(&q->r, q->done);
 }
 
 static void flush_rq(struct verbs_qp *qp)
@@ -67,7 +67,7 @@ static void flush_rq(struct verbs_qp *qp)
 	if (qp->pub.srq != NULL)
 		return;	/* SRQ WQEs belong to the SRQ, not to this QP */
 	head = verbs_ring_ready(&q->r, q->done) + q->done;
-	for (; q->done != head; q->done++) {
+	while (q->done != head) {
 		const struct verbs_recv_wqe *w = verbs_wq_slot(q, q->done);
 
 		memset(&wc, 0, sizeof(wc));
@@ -75,10 +75,10 @@ static void flush_rq(struct verbs_qp *qp)
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->pub.qp_num;
+		verbs_ring_retire(&q->r, ++q->done);	/* slot free before its CQE shows */
 		verbs_cq_push(cq, &wc, false);
 	}
 	q->fetch = q->done;
-	verbs_ring_retire(&q->r, q->done);
 }
 
 int verbs_qp_flush(struct verbs_qp *qp, bool sq, bool rq)
@@ -198,9 +198,11 @@ int verbs_sq_complete(struct droce_qp *q, uint32_t n)
 		if (!w->signaled)
 			continue;	/* its slot is freed with the next signalled one */
 		send_wc(qp, w, IBV_WC_SUCCESS, 0, &wc);
+		/* Free the slots before the completion shows: an application that counts
+		 * polled completions to know its free slots may post the moment it sees it. */
+		verbs_ring_retire(&sq->r, sq->done);
 		if (verbs_cq_push(cq, &wc, false) < 0)
 			rc = -ENOSPC;
-		verbs_ring_retire(&sq->r, sq->done);
 	}
 	check_drained(qp);
 	if (rc < 0)
@@ -218,9 +220,8 @@ int verbs_sq_complete_err(struct droce_qp *q, enum ibv_wc_status status, uint32_
 	if (sq->fetch == sq->done || status == IBV_WC_SUCCESS)
 		return -EINVAL;
 	send_wc(qp, verbs_wq_slot(sq, sq->done), status, vendor_err, &wc);
-	sq->done++;
+	verbs_ring_retire(&sq->r, ++sq->done);	/* slot free before its CQE shows */
 	rc = verbs_cq_push(to_vcq(q->send_cq), &wc, false);
-	verbs_ring_retire(&sq->r, sq->done);
 	pthread_mutex_lock(&qp->ctl_lock);
 	if (q->qp_type == IBV_QPT_RC) {
 		enter_err_locked(qp);	/* IBA 10.8.3.3: RC send errors put the QP in ERR */
