@@ -425,11 +425,18 @@ static void counters_op(struct engine_lcore *lc, void *arg)
 {
 	struct counters_arg *a = arg;
 
+	unsigned int i;
+
 	RTE_SET_USED(lc);
-	if (a->out != NULL)
+	if (a->out != NULL) {
 		*a->out = a->edev->cnt;
-	else
-		memset(&a->edev->cnt, 0, sizeof(a->edev->cnt));
+		return;
+	}
+	memset(&a->edev->cnt, 0, sizeof(a->edev->cnt));
+	for (i = 0; i < DROCE_MAX_QP; i++)	/* the QPs' shares go with the device's */
+		if (a->edev->qps[i] != NULL)
+			memset(transport_qp_counters(a->edev->qps[i]->t), 0,
+			       sizeof(struct droce_counters));
 }
 
 /* Run a counter operation where it cannot race the instance serving the device. */

@@ -15,6 +15,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
+#include "droce_engine.h"
 #include "engine_private.h"
 
 static struct engine_dev *edev_of(const struct droce_qp *qp)
@@ -113,6 +114,45 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq)
 {
 	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
+}
+
+/* ---- Per-QP counters (public: droce_engine.h) ---- */
+
+struct qp_counters_arg {
+	const struct droce_qp *qp;
+	struct droce_counters *out;
+	int rc;
+};
+
+static void qp_counters_op(struct engine_lcore *lc, void *arg)
+{
+	struct qp_counters_arg *a = arg;
+	struct engine_qp *eq = find(a->qp);
+
+	RTE_SET_USED(lc);
+	if (eq == NULL || eq->qp != a->qp) {
+		a->rc = -EINVAL;	/* not (or no longer) a QP of this engine */
+		return;
+	}
+	*a->out = *transport_qp_counters(eq->t);
+	a->rc = 0;
+}
+
+int droce_query_qp_counters(struct droce_qp *qp, struct droce_counters *out)
+{
+	struct qp_counters_arg a = { .qp = qp, .out = out, .rc = -EINVAL };
+	struct engine_dev *edev;
+	struct engine_lcore *lc;
+
+	if (qp == NULL || out == NULL)
+		return -EINVAL;
+	edev = edev_of(qp);
+	/* The QP keeps its context, hence its device, open: the device stays on lc. */
+	lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) : NULL;
+	if (lc == NULL)
+		return -ENODEV;
+	engine_lcore_call(lc, qp_counters_op, &a);
+	return a.rc;
 }
 
 int engine_device_open(struct droce_device *dev);

@@ -118,7 +118,7 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 			      h == NULL ? "none" : h->kind == RK_READ ? "READ" :
 			      h->kind == RK_ATOMIC ? "ATOMIC" : "SEND/WRITE",
 			      h != NULL ? h->first_psn : 0, h != NULL ? h->last_psn : 0);
-		tcnt(env, t)->retry_exceeded++;
+		TCNT(env, t, retry_exceeded);
 		comp_fail(t, c, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -180,9 +180,9 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 		c->progress = true;
 	}
 	if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
-		tcnt(env, t)->rnr_nak_rcvd++;
+		TCNT(env, t, rnr_nak_rcvd);
 		if (r->rnr_left == 0) {
-			tcnt(env, t)->rnr_retry_exceeded++;
+			TCNT(env, t, rnr_retry_exceeded);
 			comp_fail(t, c, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -194,7 +194,7 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 		r->rto_deadline = NO_DEADLINE;
 		return;
 	}
-	tcnt(env, t)->nak_rcvd++;
+	TCNT(env, t, nak_rcvd);
 	switch (syn & DROCE_AETH_VALUE_MASK) {
 	case DROCE_NAK_PSN_SEQ_ERR:
 		comp_retry(env, t, c, false);
@@ -291,11 +291,11 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	bool ok = true;
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD) {
-		tcnt(env, t)->rx_qp_state++;
+		TCNT(env, t, rx_qp_state);
 		return;
 	}
 	if (!psn_expected(r, psn)) {
-		tcnt(env, t)->rx_resp_dropped++;	/* duplicate or stale response */
+		TCNT(env, t, rx_resp_dropped);	/* duplicate or stale response */
 		return;
 	}
 	if (pkt->mask & DROCE_M_READ) {
@@ -303,13 +303,13 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	} else if (pkt->mask & DROCE_M_ATOMIC) {
 		ok = on_atomic_ack(t, &c, pkt, psn);
 	} else if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
-		tcnt(env, t)->ack_rcvd++;
+		TCNT(env, t, ack_rcvd);
 		on_ack(env, t, &c, psn);
 	} else {
 		on_nak(env, t, &c, psn, syn);
 	}
 	if (!ok)
-		tcnt(env, t)->rx_resp_dropped++;
+		TCNT(env, t, rx_resp_dropped);
 	if (transport_state(t) == IBV_QPS_ERR)
 		return;	/* comp_fail() wrote every completion */
 	if (c.progress) {

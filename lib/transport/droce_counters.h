@@ -3,8 +3,9 @@
  */
 /**
  * @file
- * droce's per-device counters (public): what was sent, received, retransmitted, and every
- * frame dropped, by reason. Read them with droce_query_counters() (engine API).
+ * droce's counters (public): what was sent, received, retransmitted, and every frame
+ * dropped, by reason. Read them per device with droce_query_counters() and per QP with
+ * droce_query_qp_counters() (engine API, droce_engine.h).
  */
 #ifndef DROCE_COUNTERS_H
 #define DROCE_COUNTERS_H
@@ -19,8 +20,9 @@ extern "C" {
 
 /**
  * Per-device counters, one X-macro list: X(name, description). Named by what they count so
- * that nothing is dropped silently. The engine keeps one struct per device per lcore and sums them
- * when read; the transport increments them through its environment.
+ * that nothing is dropped silently. The engine keeps one struct per device; the transport
+ * increments its counters in the device's and the QP's struct together (so a device's are
+ * the sum over its QPs) and counts each QP's own frames in rx/tx_packets/bytes and rx_roce.
  */
 #define DROCE_COUNTERS(X) \
 	X(rx_packets,          "frames received on the port") \
@@ -64,7 +66,12 @@ extern "C" {
 	X(alloc_failed,        "frames the engine could not build (mbuf pool empty)") \
 	X(fault_dropped,       "frames dropped by fault injection ([engine] fault_drop)") \
 	X(fault_duplicated,    "frames duplicated by fault injection ([engine] fault_dup)") \
-	X(fault_reordered,     "frames held back behind later ones by fault injection")
+	X(fault_reordered,     "frames held back behind later ones by fault injection") \
+	X(rx_bad_qkey,         "UD frames whose DETH Q_Key is not the QP's (dropped)") \
+	X(rx_no_recv_wr,       "UC/UD messages dropped: no receive WR (RQ or SRQ empty)") \
+	X(rx_ud_too_long,      "UD messages dropped: GRH + payload longer than the receive WR") \
+	X(rx_uc_msg_dropped,   "UC messages dropped whole (PSN gap, broken sequence, bad length)") \
+	X(rx_uc_pkt_dropped,   "UC packets dropped: rest of a message already dropped")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

@@ -121,6 +121,9 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
 		rte_pktmbuf_free(m);
 		return rc;
 	}
+	/* Per QP only: the device counts what its port takes (engine). */
+	t->cnt.tx_packets++;
+	t->cnt.tx_bytes += rte_pktmbuf_pkt_len(m);
 	env->tx(env, t->dev, m);
 	return 0;
 }

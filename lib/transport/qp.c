@@ -54,8 +54,9 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (qp->qp_type != IBV_QPT_RC) {
-		rte_errno = ENOTSUP;	/* UC and UD: a later issue */
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC &&
+	    qp->qp_type != IBV_QPT_UD) {
+		rte_errno = ENOTSUP;
 		return NULL;
 	}
 	t = rte_zmalloc("droce_transport_qp", sizeof(*t), RTE_CACHE_LINE_SIZE);
@@ -76,7 +77,7 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp)
 	t->dev = qp->context->device;
 	t->type = qp->qp_type;
 	t->qpn = qp->qp_num;
-	t->mtu = 1024;
+	t->mtu = transport_port_mtu(qp);	/* UD keeps it; RC/UC: path_mtu at RTR */
 	req_reset(t, 0);
 	resp_reset(t);
 	return t;
@@ -160,19 +161,25 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 	const struct droce_bth *bth = droce_pkt_bth(pkt);
 	enum ibv_qp_state st = transport_state(t);
 
+	/* Per QP only: the device counted the frame when its port received it (engine). */
+	t->cnt.rx_packets++;
+	t->cnt.rx_bytes += rte_pktmbuf_pkt_len(m);
+	t->cnt.rx_roce++;
 	sync_err(t, st);
-	if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
-		tcnt(env, t)->rx_bad_opcode++;
+	if (t->type != IBV_QPT_RC) {
+		urecv_rx(env, t, m, pkt);	/* UC, UD */
+	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
+		TCNT(env, t, rx_bad_opcode);
 	} else if ((droce_bth_pkey(bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
-		tcnt(env, t)->rx_bad_pkey++;	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
+		TCNT(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
 	} else if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
-		tcnt(env, t)->rx_qp_state++;
+		TCNT(env, t, rx_qp_state);
 	} else if (pkt->mask & DROCE_M_REQ) {
 		resp_rx(env, t, m, pkt);
 	} else if (pkt->mask & DROCE_M_RESP) {
 		comp_rx(env, t, m, pkt);
 	} else {
-		tcnt(env, t)->rx_bad_opcode++;
+		TCNT(env, t, rx_bad_opcode);
 	}
 	rte_pktmbuf_free(m);
 }
@@ -194,6 +201,8 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 		return resp_tx(env, t, budget);	/* the NAK that ended the QP */
 	}
 	n = resp_tx(env, t, budget);
+	if (t->type != IBV_QPT_RC)
+		return n + ureq_tx(env, t, budget - n);
 	return n + req_tx(env, t, budget - n);
 }
 
@@ -207,7 +216,7 @@ bool transport_tx_pending(const struct transport_qp *t)
 		return true;
 	if (st == IBV_QPS_ERR)
 		return verbs_wq_pending(t->qp, true) || verbs_wq_pending(t->qp, false);
-	return req_pending(t);
+	return t->type == IBV_QPT_RC ? req_pending(t) : ureq_pending(t);
 }
 
 uint64_t transport_deadline(const struct transport_qp *t)

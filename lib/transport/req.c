@@ -143,7 +143,7 @@ static void wqe_start(struct transport_qp *t, struct req_wqe *e)
 }
 
 /* Copy @len bytes of the WQE's data at message offset @off into @m. */
-static void gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m,
+void req_gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m,
 		   uint32_t len)
 {
 	uint32_t i, n, dst = 0;
@@ -234,7 +234,7 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 	if (m == NULL)
 		return -ENOMEM;
 	if (len != 0)
-		gather(e->w, r->off, m, len);
+		req_gather(e->w, r->off, m, len);
 	h.psn = r->psn;
 	/* AckReq on the last packet of a message, and now and then inside long ones so
 	 * that the window keeps moving (rxe does the same). */
@@ -242,7 +242,7 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 	if (h.ackreq)
 		r->noack = 0;
 	if (droce_psn_lt(r->psn, r->psn_hwm))
-		tcnt(env, t)->retransmits++;
+		TCNT(env, t, retransmits);
 	if (transport_pkt_send(env, t, m, &h) != 0)
 		return -ENOMEM;
 	if (e->kind == RK_READ) {

@@ -339,7 +339,7 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 	struct transport_resp *s = &t->resp;
 	struct resp_res *r = NULL;
 
-	tcnt(env, t)->duplicate_request++;
+	TCNT(env, t, duplicate_request);
 	if (pkt->mask & (DROCE_M_SEND | DROCE_M_WRITE)) {
 		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
 		return;
@@ -353,7 +353,7 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		if (r == NULL || rkey_check(t, rte_be_to_cpu_32(reth->rkey),
 				rte_be_to_cpu_64(reth->va), dlen, IBV_ACCESS_REMOTE_READ,
 				&addr) != RR_OK) {
-			tcnt(env, t)->rx_dup_dropped++;
+			TCNT(env, t, rx_dup_dropped);
 			return;
 		}
 		r->addr = addr;
@@ -363,11 +363,11 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 	} else if (pkt->mask & DROCE_M_ATOMIC) {
 		r = res_find(t, RK_ATOMIC, psn);
 		if (r == NULL) {
-			tcnt(env, t)->rx_dup_dropped++;
+			TCNT(env, t, rx_dup_dropped);
 			return;
 		}
 	} else {
-		tcnt(env, t)->rx_dup_dropped++;
+		TCNT(env, t, rx_dup_dropped);
 		return;
 	}
 	if (!r->queued)
@@ -388,7 +388,7 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		code = DROCE_NAK_REM_ACCESS;
 		st = IBV_WC_REM_ACCESS_ERR;
 		ev = IBV_EVENT_QP_ACCESS_ERR;
-		tcnt(env, t)->access_err++;
+		TCNT(env, t, access_err);
 	} else if (rr == RR_OP_ERR) {
 		code = DROCE_NAK_REM_OP;
 		st = IBV_WC_LOC_PROT_ERR;
@@ -396,7 +396,7 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 	} else {
 		if (rr == RR_LEN)
 			st = IBV_WC_LOC_LEN_ERR;
-		tcnt(env, t)->inv_req_err++;
+		TCNT(env, t, inv_req_err);
 	}
 	resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
 	s->err = true;
@@ -458,7 +458,7 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	/* IBA 10.3.1: requests are accepted in RTR, RTS, SQD (and SQE). */
 	if (s->err || (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
 		       st != IBV_QPS_SQE)) {
-		tcnt(env, t)->rx_qp_state++;
+		TCNT(env, t, rx_qp_state);
 		return;
 	}
 	if (st == IBV_QPS_RTR && !s->comm_est) {	/* IBA 11.6.3: first packet in RTR */
@@ -468,11 +468,11 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	d = droce_psn_diff(psn, s->epsn);
 	if (d > 0) {
 		/* Out of sequence: one NAK per gap, then silence until epsn arrives. */
-		tcnt(env, t)->out_of_sequence++;
+		TCNT(env, t, out_of_sequence);
 		if (!s->nak_sent) {
 			s->nak_sent = true;
 			resp_out_ack(env, t, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, s->epsn);
-			tcnt(env, t)->seq_nak_sent++;
+			TCNT(env, t, seq_nak_sent);
 		}
 		return;
 	}
@@ -481,7 +481,7 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		return;
 	}
 	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
-		tcnt(env, t)->rx_opcode_seq++;	/* class D1/E: silently dropped, counted */
+		TCNT(env, t, rx_opcode_seq);	/* class D1/E: silently dropped, counted */
 		return;
 	}
 	s->nak_sent = false;
@@ -497,7 +497,7 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		 * packets are out of sequence and stay silent until the retry arrives. */
 		resp_out_ack(env, t, DROCE_AETH_RNR_NAK | (t->min_rnr_timer & 0x1f), psn);
 		s->nak_sent = true;
-		tcnt(env, t)->rnr_nak_sent++;
+		TCNT(env, t, rnr_nak_sent);
 		break;
 	default:
 		resp_error(env, t, rr, psn);

@@ -41,7 +41,7 @@ void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syn
 	if (o == NULL) {
 		/* Cannot happen with a requester that keeps its limits; the requester's timer
 		 * recovers if it does. */
-		tcnt(env, t)->resp_out_full++;
+		TCNT(env, t, resp_out_full);
 		return;
 	}
 	o->type = OUT_ACK;
@@ -56,7 +56,7 @@ void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t i)
 	struct resp_out *o = out_push(t);
 
 	if (o == NULL) {
-		tcnt(env, t)->resp_out_full++;	/* the requester times out and asks again */
+		TCNT(env, t, resp_out_full);	/* the requester times out and asks again */
 		return;
 	}
 	o->type = r->kind == RK_READ ? OUT_READ : OUT_ATOMIC;
@@ -79,7 +79,7 @@ static int send_ack(struct transport_env *env, struct transport_qp *t,
 	h.aeth.syndrome = o->syndrome;
 	h.aeth.msn = o->msn;
 	if (o->syndrome == AETH_ACK_UNLIMITED)
-		tcnt(env, t)->ack_sent++;
+		TCNT(env, t, ack_sent);
 	return transport_pkt_send(env, t, m, &h);
 }
 

@@ -4,7 +4,7 @@
 /**
  * @file
  * The transport layer (internal): per-QP RoCE v2 protocol — requester, responder, completer —
- * for RC (and later UC/UD). It knows mbufs, not ports: the engine hands it parsed frames and
+ * for RC, UC and UD. It knows mbufs, not ports: the engine hands it parsed frames and
  * gives it a way to transmit, resolve addresses and read the clock (struct transport_env).
  *
  * Threading: every function here is called by the QP's owner only (one engine lcore, or the
@@ -89,6 +89,13 @@ unsigned int transport_flush(struct transport_env *env, struct transport_qp *t);
 
 /** True when transport_tx() has something to do now (SQ work, ACK or response due). */
 bool transport_tx_pending(const struct transport_qp *t);
+
+/**
+ * The QP's own counters: its share of every transport counter of its device (kept together,
+ * see TCNT), plus rx_packets/rx_bytes/rx_roce for the frames delivered to it and
+ * tx_packets/tx_bytes for the frames it handed to env->tx(). Owner only.
+ */
+struct droce_counters *transport_qp_counters(struct transport_qp *t);
 
 /** TSC of the QP's next timer (retransmit, RNR wait, ACK coalescing), or UINT64_MAX. */
 uint64_t transport_deadline(const struct transport_qp *t);

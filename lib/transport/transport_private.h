@@ -158,13 +158,20 @@ struct transport_qp {
 	struct droce_flow flow;
 	struct transport_req req;
 	struct transport_resp resp;
+	struct droce_counters cnt;	/**< this QP's share of the device counters (TCNT) */
 };
 
-static inline struct droce_counters *tcnt(struct transport_env *env,
-					   const struct transport_qp *t)
-{
-	return env->counters(env, t->dev);
-}
+/**
+ * Count @p n in counter @p name of the QP's device and of the QP itself: every transport
+ * counter goes through here (or TCNT), so the device and the per-QP counters cannot drift.
+ */
+#define TCNT_ADD(env, t, name, n) do { \
+	struct transport_qp *tcnt_t_ = (t); \
+	uint64_t tcnt_n_ = (n); \
+	(env)->counters((env), tcnt_t_->dev)->name += tcnt_n_; \
+	tcnt_t_->cnt.name += tcnt_n_; \
+} while (0)
+#define TCNT(env, t, name) TCNT_ADD(env, t, name, 1)
 
 static inline uint32_t div_up(uint32_t a, uint32_t b)
 {
@@ -203,6 +210,8 @@ uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
 void req_reset(struct transport_qp *t, uint32_t psn);
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
 bool req_pending(const struct transport_qp *t);
+/** Copy @p len bytes of @p w's data at message offset @p off into @p m's payload. */
+void req_gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m, uint32_t len);
 /** Go back to comp_psn (go-back-N) at the next req_tx(). */
 void req_retry(struct transport_qp *t);
 
@@ -217,6 +226,30 @@ void comp_local_err(struct transport_env *env, struct transport_qp *t);
 void resp_reset(struct transport_qp *t);
 void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	     const struct droce_pkt *pkt);
+
+/* ureq.c, uc.c, ud.c, urecv.c: the unreliable transports (UC, UD) */
+unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
+bool ureq_pending(const struct transport_qp *t);
+/** The port's active MTU in bytes (UD's message limit). */
+uint32_t transport_port_mtu(struct droce_qp *qp);
+/** Send the next packet of @p w; *@p last when it was its last. @return 0, -errno (retry). */
+int uc_send_packet(struct transport_env *env, struct transport_qp *t,
+		   const struct verbs_send_wqe *w, bool *last);
+int ud_send_packet(struct transport_env *env, struct transport_qp *t,
+		   const struct verbs_send_wqe *w, bool *last);
+void uc_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	   const struct droce_pkt *pkt);
+void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	   const struct droce_pkt *pkt);
+void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	      const struct droce_pkt *pkt);
+/** The held receive WQE, or the next one of the RQ/SRQ; NULL (counted rx_no_recv_wr). */
+const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t);
+enum ibv_wc_status urecv_copy(const struct transport_qp *t, uint32_t off,
+			      const struct rte_mbuf *m, uint32_t src, const void *buf,
+			      uint32_t len);
+void urecv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
+void urecv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
 /* resp_out.c */
 void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,

@@ -266,8 +266,10 @@ static int push_recv(struct verbs_qp *qp, uint64_t wr_id, const struct ibv_wc *i
 	wc.wr_id = wr_id;
 	wc.qp_num = qp->pub.qp_num;
 	rc = verbs_cq_push(to_vcq(qp->pub.recv_cq), &wc, solicited);
-	if (wc.status != IBV_WC_SUCCESS)
-		verbs_qp_enter_err(qp);	/* IBA 10.8.3: responder errors end the QP */
+	/* IBA 10.8.3: responder errors end an RC QP; UC/UD receive errors are class D/E (the
+	 * QP goes on) and the transport moves the QP to ERR itself when one is fatal. */
+	if (wc.status != IBV_WC_SUCCESS && qp->pub.qp_type == IBV_QPT_RC)
+		verbs_qp_enter_err(qp);
 	if (rc < 0 || wc.status != IBV_WC_SUCCESS)
 		verbs_qp_check_cqs(qp);
 	return rc;

@@ -274,6 +274,11 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 	if (qp->pub.qp_type == IBV_QPT_UD &&
 	    (wr->wr.ud.ah == NULL || to_vah(wr->wr.ud.ah)->pd != qp->pub.pd))
 		return EINVAL;
+	/* UD: one packet per message, at most the port's active MTU (IBA C10-93.1.1 wants no
+	 * packet for a longer one; refusing the post tells the application why). */
+	if (qp->pub.qp_type == IBV_QPT_UD &&
+	    len > (128u << qp->pub.context->device->active_mtu))
+		return EINVAL;
 	return len > UINT32_MAX ? EINVAL : 0;
 }
 

@@ -125,7 +125,8 @@ int verbs_sq_complete_err(struct droce_qp *qp, enum ibv_wc_status status, uint32
 const struct verbs_recv_wqe *verbs_rq_next(struct droce_qp *qp);
 /** The oldest receive WQE handed out by verbs_rq_next() completed. @p wc gives status,
  *  opcode, byte_len, imm_data, src_qp, wc_flags, pkey_index, slid, sl, dlid_path_bits; verbs
- *  fills wr_id and qp_num. A status other than SUCCESS moves the QP to ERR and flushes.
+ *  fills wr_id and qp_num. A status other than SUCCESS moves an RC QP to ERR and flushes
+ *  (UC/UD: the transport calls verbs_qp_error() when the error is fatal).
  *  @p solicited: the message carried the SE bit (for solicited-only notification).
  *  @return 0, -EINVAL (nothing handed out), -ENOSPC (the receive CQ overran). */
 int verbs_rq_complete(struct droce_qp *qp, const struct ibv_wc *wc, bool solicited);

@@ -86,8 +86,9 @@ static inline void fn_ep_destroy(struct fn_ep *e)
 	e->qp = NULL;
 }
 
-/* Walk @p e to RTS, connected to @p peer. */
-static inline void fn_connect(struct fn_ep *e, const struct fn_ep *peer, const struct fn_attr *a)
+/* Walk @p e to RTR, its responder connected to @p peer. */
+static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,
+				  const struct fn_attr *a)
 {
 	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = (unsigned int)a->access };
@@ -109,6 +110,13 @@ static inline void fn_connect(struct fn_ep *e, const struct fn_ep *peer, const s
 	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				 IBV_QP_MIN_RNR_TIMER), 0);
+}
+
+/* Move @p e from RTR to RTS (its requester's attributes from @p a). */
+static inline void fn_rts(struct fn_ep *e, const struct fn_attr *a)
+{
+	struct ibv_qp_attr q;
+
 	memset(&q, 0, sizeof(q));
 	q.qp_state = IBV_QPS_RTS;
 	q.sq_psn = e->qp->qp_num * 7919u & 0xffffff;	/* the peer's rq_psn */
@@ -118,6 +126,13 @@ static inline void fn_connect(struct fn_ep *e, const struct fn_ep *peer, const s
 	q.max_rd_atomic = a->rd_atomic;
 	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+/* Walk @p e to RTS, connected to @p peer. */
+static inline void fn_connect(struct fn_ep *e, const struct fn_ep *peer, const struct fn_attr *a)
+{
+	fn_connect_rtr(e, peer, a);
+	fn_rts(e, a);
 }
 
 /* Two endpoints (droce0, droce1) with their own PDs, connected to each other. */
@@ -245,6 +260,14 @@ static inline struct droce_counters fn_counters(int side)
 	struct droce_counters c;
 
 	CHECK_EQ(droce_query_counters(pair_ctx[side], &c), 0);
+	return c;
+}
+
+static inline struct droce_counters fn_qp_counters(struct droce_qp *qp)
+{
+	struct droce_counters c;
+
+	CHECK_EQ(droce_query_qp_counters(qp, &c), 0);
 	return c;
 }
 

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Unreliable Connected (UC): SEND, SEND with immediate, RDMA WRITE, RDMA WRITE with
+ * immediate, segmented by the path MTU; no ACK, no retransmission.
+ *
+ * Responder (as IBA 9.7.5.1 for UC and rxe do): a packet whose PSN is not the expected one,
+ * or that breaks the FIRST/MIDDLE/LAST sequence, ends the message in progress, which is
+ * dropped whole: its receive WQE is not completed but rewound and reused by the next message.
+ * A FIRST or ONLY packet always starts a new message (and resynchronises the PSN); MIDDLE and
+ * LAST packets of a dropped message are dropped. Bytes of an RDMA WRITE already placed stay
+ * in memory (they cannot be taken back); only completions tell what arrived.
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+enum { POS_FIRST, POS_MIDDLE, POS_LAST, POS_ONLY };
+
+static const uint8_t uc_ops[][4] = {
+	[IBV_WR_SEND] = { DROCE_OP_UC_SEND_FIRST, DROCE_OP_UC_SEND_MIDDLE,
+			  DROCE_OP_UC_SEND_LAST, DROCE_OP_UC_SEND_ONLY },
+	[IBV_WR_SEND_WITH_IMM] = { DROCE_OP_UC_SEND_FIRST, DROCE_OP_UC_SEND_MIDDLE,
+				   DROCE_OP_UC_SEND_LAST_WITH_IMMEDIATE,
+				   DROCE_OP_UC_SEND_ONLY_WITH_IMMEDIATE },
+	[IBV_WR_RDMA_WRITE] = { DROCE_OP_UC_RDMA_WRITE_FIRST, DROCE_OP_UC_RDMA_WRITE_MIDDLE,
+				DROCE_OP_UC_RDMA_WRITE_LAST, DROCE_OP_UC_RDMA_WRITE_ONLY },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { DROCE_OP_UC_RDMA_WRITE_FIRST,
+					 DROCE_OP_UC_RDMA_WRITE_MIDDLE,
+					 DROCE_OP_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+					 DROCE_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE },
+};
+
+/* ---- requester ---- */
+
+int uc_send_packet(struct transport_env *env, struct transport_qp *t,
+		   const struct verbs_send_wqe *w, bool *last)
+{
+	struct transport_req *r = &t->req;
+	uint32_t off = r->off, rem = w->length - off, len;
+	bool first = off == 0, write = w->opcode == IBV_WR_RDMA_WRITE ||
+				       w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	struct droce_hdr_fields h;
+	struct rte_mbuf *m;
+	int rc;
+
+	rc = transport_path_ready(env, t);
+	if (rc != 0)
+		return rc;
+	memset(&h, 0, sizeof(h));
+	*last = rem <= t->mtu;
+	len = RTE_MIN(rem, t->mtu);
+	h.opcode = uc_ops[w->opcode][first ? (*last ? POS_ONLY : POS_FIRST) :
+					     (*last ? POS_LAST : POS_MIDDLE)];
+	if (first && write) {
+		h.reth.va = w->wr.rdma.remote_addr;
+		h.reth.rkey = w->wr.rdma.rkey;
+		h.reth.len = w->length;
+	}
+	if (*last) {
+		h.imm = w->imm_data;
+		h.se = (w->send_flags & IBV_SEND_SOLICITED) &&
+		       w->opcode != IBV_WR_RDMA_WRITE;
+	}
+	h.psn = r->psn;
+	m = transport_pkt_alloc(env->pool, len);
+	if (m == NULL)
+		return -ENOMEM;
+	if (len != 0)
+		req_gather(w, off, m, len);
+	rc = transport_pkt_send(env, t, m, &h);
+	if (rc != 0)
+		return rc;
+	r->psn = droce_psn_add(r->psn, 1);
+	r->off += len;
+	return 0;
+}
+
+/* ---- responder ---- */
+
+static bool msg_open(uint32_t mask)
+{
+	return (mask & (DROCE_M_FIRST | DROCE_M_MIDDLE)) && !(mask & DROCE_M_LAST);
+}
+
+/* Drop the message in progress, if any: its WQE (held) is rewound for the next one. */
+static void uc_abort(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (msg_open(s->prev_mask))
+		TCNT(env, t, rx_uc_msg_dropped);
+	s->prev_mask = 0;
+	s->recv_off = 0;
+	s->wr_resid = 0;
+}
+
+/* The packet fits the open message (or starts one when none is open). */
+static bool uc_seq_ok(uint32_t prev, uint32_t mask)
+{
+	if (!msg_open(prev))
+		return (mask & DROCE_M_FIRST) != 0;
+	if (mask & DROCE_M_FIRST)
+		return false;
+	return (prev & DROCE_M_SEND) ? (mask & DROCE_M_SEND) != 0 : (mask & DROCE_M_WRITE) != 0;
+}
+
+static bool uc_len_ok(const struct transport_qp *t, uint32_t mask, uint32_t len)
+{
+	if (!(mask & DROCE_M_LAST))
+		return len == t->mtu;
+	if (!(mask & DROCE_M_FIRST) && len == 0)
+		return false;
+	return len <= t->mtu;
+}
+
+static void uc_complete(struct transport_qp *t, const struct droce_pkt *pkt,
+			enum ibv_wc_opcode op, uint32_t byte_len)
+{
+	const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = op;
+	wc.byte_len = byte_len;
+	wc.src_qp = t->dqpn;
+	if (imm != NULL) {
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = imm->imm;
+	}
+	urecv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
+}
+
+/* @return false: the message is dropped (counted by the caller or here). */
+static bool uc_send(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+		    const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t len = pkt->payload_len;
+	enum ibv_wc_status st;
+
+	if (urecv_get(env, t) == NULL)
+		return false;
+	if ((uint64_t)s->recv_off + len > s->rwqe->length)
+		return false;
+	st = urecv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len);
+	if (st != IBV_WC_SUCCESS) {
+		urecv_fatal(t, st);
+		return true;
+	}
+	s->recv_off += len;
+	if (pkt->mask & DROCE_M_LAST)
+		uc_complete(t, pkt, IBV_WC_RECV, s->recv_off);
+	return true;
+}
+
+static bool uc_write_first(struct transport_env *env, struct transport_qp *t,
+			   const struct droce_pkt *pkt)
+{
+	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+	struct transport_resp *s = &t->resp;
+	uint32_t len = rte_be_to_cpu_32(reth->len), rkey = rte_be_to_cpu_32(reth->rkey);
+	uint64_t va = rte_be_to_cpu_64(reth->va), base;
+	const struct droce_mr *mr;
+
+	s->wr_addr = NULL;
+	s->wr_resid = s->wr_len = len;
+	if (len == 0)
+		return true;
+	mr = verbs_mr_lookup(t->dev, rkey, true);
+	if (!(verbs_qp_attr(t->qp)->qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || mr == NULL ||
+	    mr->pd != t->qp->pd || !(verbs_mr_access(mr) & IBV_ACCESS_REMOTE_WRITE))
+		goto bad;
+	base = (uintptr_t)mr->addr;
+	if (va < base || va - base > mr->length || len > mr->length - (va - base))
+		goto bad;
+	s->wr_addr = (uint8_t *)(uintptr_t)va;
+	return true;
+bad:
+	TCNT(env, t, access_err);	/* UC: class D, the message is dropped silently */
+	return false;
+}
+
+static bool uc_write(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+		     const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t len = pkt->payload_len;
+
+	if ((pkt->mask & DROCE_M_FIRST) && !uc_write_first(env, t, pkt))
+		return false;
+	if (len > s->wr_resid || ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
+		return false;
+	/* WRITE with immediate needs a receive WQE before its last packet lands. */
+	if ((pkt->mask & DROCE_M_RWR) && urecv_get(env, t) == NULL)
+		return false;
+	if (len != 0) {
+		transport_pkt_read(m, pkt->payload_off, s->wr_addr, len);
+		s->wr_addr += len;
+	}
+	s->wr_resid -= len;
+	if (pkt->mask & DROCE_M_RWR)
+		uc_complete(t, pkt, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len);
+	return true;
+}
+
+void uc_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	   const struct droce_pkt *pkt)
+{
+	struct transport_resp *s = &t->resp;
+	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
+	enum ibv_qp_state st = transport_state(t);
+	bool ok;
+
+	if (st == IBV_QPS_RTR && !s->comm_est) {	/* IBA 11.6.3: first packet in RTR */
+		s->comm_est = true;
+		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
+	}
+	if (psn != s->epsn || !uc_seq_ok(s->prev_mask, pkt->mask)) {
+		uc_abort(env, t);
+		if (!(pkt->mask & DROCE_M_FIRST)) {
+			TCNT(env, t, rx_uc_pkt_dropped);
+			return;
+		}
+	}
+	if (!(pkt->mask & DROCE_M_REQ) || !uc_len_ok(t, pkt->mask, pkt->payload_len)) {
+		TCNT(env, t, inv_req_err);
+		ok = false;
+	} else {
+		ok = (pkt->mask & DROCE_M_SEND) ? uc_send(env, t, m, pkt) :
+						  uc_write(env, t, m, pkt);
+	}
+	if (!ok) {
+		/* Dropped: the rest of the message follows the PSN gap rule above. */
+		s->prev_mask = pkt->mask & ~DROCE_M_LAST;
+		s->prev_mask |= DROCE_M_MIDDLE;
+		uc_abort(env, t);
+		return;
+	}
+	s->epsn = droce_psn_add(psn, 1);
+	s->prev_mask = pkt->mask;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Unreliable Datagram (UD): SEND and SEND with immediate, one packet per message, addressed
+ * by the WR's address handle, remote QPN and Q_Key (DETH). No ACK, no PSN check.
+ *
+ * Receive: the Q_Key must be the QP's (else dropped, rx_bad_qkey). The first 40 bytes of the
+ * receive buffer get the GRH as verbs defines it for RoCE v2 (as rxe writes it): for IPv4,
+ * 20 zero bytes then the IPv4 header as received; for IPv6, the IPv6 header as received.
+ * byte_len counts those 40 bytes. A message longer than the WQE (GRH included) is dropped
+ * (rx_ud_too_long) and the WQE is kept for the next one, as rxe does without an SRQ (IBA
+ * class D); with an SRQ the WQE was taken out already and completes with
+ * IBV_WC_REM_INV_REQ_ERR (rxe's class E), the QP going on.
+ */
+#include <string.h>
+
+#include <rte_ip.h>
+
+#include "transport_private.h"
+
+#define UD_GRH_LEN 40u
+
+uint32_t transport_port_mtu(struct droce_qp *qp)
+{
+	struct ibv_port_attr pa;
+
+	if (droce_query_port(qp->context, 1, &pa) != 0)
+		return 1024;
+	return 128u << pa.active_mtu;	/* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5 */
+}
+
+/* The flow of @p av to @p dqpn; the MACs of the last destination are kept. */
+static int ud_flow(struct transport_env *env, struct transport_qp *t, const struct verbs_av *av,
+		   uint32_t dqpn)
+{
+	const struct ibv_global_route *g = &av->attr.grh;
+	struct droce_flow *f = &t->flow;
+	int rc;
+
+	if (!t->flow_resolved || f->ipv6 != !av->ipv4 || memcmp(f->dgid, g->dgid.raw, 16) != 0 ||
+	    memcmp(f->sgid, av->sgid.raw, 16) != 0) {
+		memset(f, 0, sizeof(*f));
+		f->ipv6 = !av->ipv4;
+		memcpy(f->sgid, av->sgid.raw, 16);
+		memcpy(f->dgid, g->dgid.raw, 16);
+		t->flow_resolved = false;
+		rc = env->resolve(env, t->dev, f);
+		if (rc != 0)
+			return rc;	/* -EAGAIN: the WQE waits for the MAC */
+		t->flow_resolved = true;
+	}
+	f->tclass = g->traffic_class;
+	f->hop_limit = g->hop_limit;
+	f->flow_label = g->flow_label;
+	f->sport = droce_flow_sport(t->qpn, dqpn);
+	t->dqpn = dqpn;
+	return 0;
+}
+
+int ud_send_packet(struct transport_env *env, struct transport_qp *t,
+		   const struct verbs_send_wqe *w, bool *last)
+{
+	struct transport_req *r = &t->req;
+	uint32_t qkey = w->wr.ud.remote_qkey;
+	struct droce_hdr_fields h;
+	struct rte_mbuf *m;
+	int rc;
+
+	rc = ud_flow(env, t, &w->wr.ud.av, w->wr.ud.remote_qpn & DROCE_QPN_MASK);
+	if (rc != 0)
+		return rc;
+	m = transport_pkt_alloc(env->pool, w->length);
+	if (m == NULL)
+		return -ENOMEM;
+	if (w->length != 0)
+		req_gather(w, 0, m, w->length);
+	memset(&h, 0, sizeof(h));
+	h.opcode = w->opcode == IBV_WR_SEND_WITH_IMM ? DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+						       DROCE_OP_UD_SEND_ONLY;
+	/* IBA 10.2.5 / C10-15: a WR Q_Key with the high-order bit set means the QP's own. */
+	if (qkey & 0x80000000u)
+		qkey = verbs_qp_attr(t->qp)->qkey;
+	h.deth.qkey = qkey;
+	h.deth.sqpn = t->qpn;
+	h.imm = w->imm_data;
+	h.se = (w->send_flags & IBV_SEND_SOLICITED) != 0;
+	h.psn = r->psn;
+	rc = transport_pkt_send(env, t, m, &h);
+	if (rc != 0)
+		return rc;
+	r->psn = droce_psn_add(r->psn, 1);
+	*last = true;
+	return 0;
+}
+
+/* The 40-byte GRH of the received frame (verbs' layout for RoCE v2). */
+static void ud_grh(const struct droce_pkt *pkt, uint8_t grh[UD_GRH_LEN])
+{
+	const uint8_t *l3 = pkt->hdr + pkt->l3_off;
+
+	memset(grh, 0, UD_GRH_LEN);
+	if (pkt->ipv6)
+		memcpy(grh, l3, sizeof(struct rte_ipv6_hdr));
+	else
+		memcpy(grh + 20, l3, sizeof(struct rte_ipv4_hdr));
+}
+
+static void ud_complete(struct transport_qp *t, const struct droce_pkt *pkt, uint32_t sqpn)
+{
+	const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = IBV_WC_RECV;
+	wc.byte_len = UD_GRH_LEN + pkt->payload_len;
+	wc.src_qp = sqpn;
+	wc.wc_flags = IBV_WC_GRH;
+	wc.pkey_index = 0;	/* one P_Key; RoCE has no LRH: sl and slid are 0, as in rxe */
+	if (imm != NULL) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = imm->imm;
+	}
+	urecv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
+}
+
+/* Too long for the WQE: see the file comment. */
+static void ud_too_long(struct transport_env *env, struct transport_qp *t)
+{
+	struct ibv_wc wc;
+
+	TCNT(env, t, rx_ud_too_long);
+	if (!t->resp.rwqe_srq)
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IBV_WC_REM_INV_REQ_ERR;
+	wc.opcode = IBV_WC_RECV;
+	urecv_complete(t, &wc, false);
+}
+
+void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
+	   const struct droce_pkt *pkt)
+{
+	const struct droce_deth *deth = droce_pkt_ext(pkt, DROCE_HDR_DETH);
+	uint8_t grh[UD_GRH_LEN];
+	enum ibv_wc_status st;
+
+	if (rte_be_to_cpu_32(deth->qkey) != verbs_qp_attr(t->qp)->qkey) {
+		TCNT(env, t, rx_bad_qkey);	/* IBA 9.6.1.2 (C9-47): Q_Key mismatch */
+		return;
+	}
+	if (urecv_get(env, t) == NULL)
+		return;		/* counted: rx_no_recv_wr */
+	if (UD_GRH_LEN + (uint64_t)pkt->payload_len > t->resp.rwqe->length) {
+		ud_too_long(env, t);
+		return;
+	}
+	ud_grh(pkt, grh);
+	st = urecv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
+	if (st == IBV_WC_SUCCESS)
+		st = urecv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL, pkt->payload_len);
+	if (st != IBV_WC_SUCCESS) {
+		urecv_fatal(t, st);
+		return;
+	}
+	ud_complete(t, pkt, droce_deth_sqpn(deth));
+}
