@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""droce against Linux Soft-RoCE: examples/rc_pingpong vs an unmodified ibv_rc_pingpong (rdma-core
-44) running in a qemu guest of the rxe rig (../shared/rig), with a capture of every run checked.
+"""droce against Linux Soft-RoCE: examples/{rc,uc,ud,srq}_pingpong vs the unmodified
+ibv_{rc,uc,ud,srq}_pingpong (rdma-core 44) running in a qemu guest of the rxe rig
+(../shared/rig), with a capture of every run checked.
 
-usage: interop.py [--mode droce|exchange|self-check] [--full] [--only REGEX] [--list]
-                  [--build DIR] [--rig DIR] [--logdir DIR]
+usage: interop.py [--mode droce|exchange|self-check] [--tool rc,uc,ud,srq] [--full]
+                  [--only REGEX] [--list] [--build DIR] [--rig DIR] [--logdir DIR]
+
+--tool picks the pingpong pair(s) (default rc). UC and UD need their transports in droce's
+engine: without them droce's example fails at create QP, and the run fails at step
+server-start/droce-start with "transport missing". The exchange mode runs uc/ud with the
+examples' verbs-only builds (<tool>_pingpong_noengine), which need no transport.
 
 modes
   droce       (default) droce as server and as client against rxe in guest g1: sizes 1 B to
               64 KiB, -m 1024 (rig MTU 1500) and -m 4096 (rig MTU 9000: a second rig cycle),
-              -n 1000, with and without -e, with -c. Needs droce's engine and RC transport.
-  exchange    only the out-of-band part: droce's rc_pingpong and the real ibv_rc_pingpong swap
-              LID:QPN:PSN:GID over TCP (-n 0, both roles), then one run with data where the
-              guest's SENDs must reach droce's QPN on the wire. Passes without an engine.
+              -n 1000, with and without -e, with -c (UD: sizes up to the MTU). Needs droce's
+              engine and the tool's transport.
+  exchange    only the out-of-band part: droce's example and the real tool swap LID:QPN:PSN:GID
+              over TCP (-n 0, both roles; srq: 256 addresses), then one run with data where the
+              guest's first SEND must reach droce's QPN with the PSN exchanged. Passes without
+              an engine.
   self-check  the droce scenarios with guest g2 in droce's place (2 guests): proves the harness.
 
 Every run is captured on the rig's bridge; the capture must pass the rig's icrc_check.py,
@@ -40,8 +48,9 @@ PORT = 18515
 DROCE_IP = "10.47.0.100"
 BR_IP = "10.47.0.254"
 CAPTURE_MAX = 3000          # frames per run: the start of a run, bounded pcap size
+# ibv_ud_pingpong prints "PSN 0x...: GID" on its local line.
 LOCAL_RE = re.compile(r"^  local address:  LID 0x([0-9a-f]+), QPN 0x([0-9a-f]+), "
-                      r"PSN 0x([0-9a-f]+), GID (\S+)$", re.M)
+                      r"PSN 0x([0-9a-f]+)[,:] GID (\S+)$", re.M)
 REMOTE_RE = re.compile(r"^  remote address: LID 0x([0-9a-f]+), QPN 0x([0-9a-f]+), "
                        r"PSN 0x([0-9a-f]+), GID (\S+)$", re.M)
 
@@ -129,17 +138,17 @@ class Rig:
 # ---------------------------------------------------------------- the two kinds of peer
 
 class GuestPeer:
-    """ibv_rc_pingpong in guest n, in the background (the guest agent runs one command at a time)."""
+    """ibv_<tool>_pingpong in guest n, in the background (the guest agent runs one command at a time)."""
 
-    def __init__(self, rig, n):
-        self.rig, self.n = rig, n
+    def __init__(self, rig, n, tool):
+        self.rig, self.n, self.tool = rig, n, tool
         self.name = f"g{n}"
         self.tcp_ip = self.rdma_ip = f"10.47.0.{n}"
         self.gid = f"::ffff:{self.rdma_ip}"
         self.log = f"/tmp/pp-g{n}.log"
 
     def start(self, args, timeout, logfile=None):
-        cmd = "ibv_rc_pingpong -d rxe0 " + " ".join(args)
+        cmd = f"ibv_{self.tool}_pingpong -d rxe0 " + " ".join(args)
         self.cmdline = f"{self.name}: {cmd}"
         self.rig.gx(self.n, f"rm -f {self.log}; (timeout {int(timeout)} {cmd} > {self.log} 2>&1; "
                             f"echo exit=$? >> {self.log}) >/dev/null 2>&1 &")
@@ -170,7 +179,7 @@ class GuestPeer:
             time.sleep(0.5)
 
     def stop(self):
-        self.rig.gx(self.n, "killall ibv_rc_pingpong 2>/dev/null; true")
+        self.rig.gx(self.n, f"killall ibv_{self.tool}_pingpong 2>/dev/null; true")
 
     def sent_frames(self):
         """Frames the guest sent so far: what its tap received."""
@@ -178,7 +187,7 @@ class GuestPeer:
 
 
 class DrocePeer:
-    """examples/rc_pingpong on the rig's host endpoint (net_af_packet on rxehost0, 10.47.0.100);
+    """examples/<tool>_pingpong on the rig's host endpoint (net_af_packet on rxehost0, 10.47.0.100);
     its TCP socket is the netns kernel's, on the bridge address 10.47.0.254."""
 
     def __init__(self, rig, prog, config):
@@ -264,17 +273,22 @@ class Capture:
 # ---------------------------------------------------------------- scenarios
 
 class Scenario:
-    def __init__(self, rig_mtu, droce_role, size, events, iters=1000, chk=True, kind="data"):
+    def __init__(self, rig_mtu, droce_role, size, events, iters=1000, chk=True, kind="data",
+                 tool="rc"):
         self.rig_mtu, self.droce_role, self.size = rig_mtu, droce_role, size
         self.events, self.iters, self.chk, self.kind = events, iters, chk, kind
+        self.tool = tool
         self.mtu = 4096 if rig_mtu >= 9000 else 1024
         opts = "".join([" -e" if events else "", " -c" if chk else ""])
-        self.title = (f"droce={droce_role} -m {self.mtu} -s {size} -n {iters}{opts}"
+        mtu = f"(MTU {self.mtu})" if tool == "ud" else f"-m {self.mtu}"
+        self.title = (f"{tool}_pingpong droce={droce_role} {mtu} -s {size} -n {iters}{opts}"
                       + ("" if kind == "data" else f" [{kind}]"))
         self.name = ""
 
     def args(self):
-        a = ["-g", "1", "-m", str(self.mtu), "-s", str(self.size), "-n", str(self.iters)]
+        # ibv_ud_pingpong has no -m: a UD message is one packet of at most the port's MTU
+        a = ["-g", "1"] + ([] if self.tool == "ud" else ["-m", str(self.mtu)])
+        a += ["-s", str(self.size), "-n", str(self.iters)]
         return a + (["-e"] if self.events else []) + (["-c"] if self.chk else [])
 
     def timeout(self):
@@ -284,10 +298,32 @@ class Scenario:
         return 30 + self.iters * (0.01 + self.size * 2 / 2e6)
 
 
-def droce_scenarios(full):
+# UC, UD and SRQ: both roles, both MTUs, with and without -e; UD up to the MTU.
+NEW_COVER = {
+    "uc": [(1500, "server", 1, False), (1500, "server", 65536, True),
+           (1500, "client", 4096, True), (1500, "client", 65536, False),
+           (9000, "server", 4096, True), (9000, "client", 65536, False)],
+    "ud": [(1500, "server", 1, False), (1500, "server", 1024, True),
+           (1500, "client", 1, True), (1500, "client", 1024, False),
+           (9000, "server", 4096, True), (9000, "client", 4096, False)],
+    "srq": [(1500, "server", 1, False), (1500, "server", 4096, True),
+            (1500, "client", 4096, False), (1500, "client", 65536, True),
+            (9000, "server", 65536, False), (9000, "client", 4096, True)],
+}
+
+
+def full_sizes(tool, mtu):
+    if tool == "ud":
+        return (1, 1024) if mtu < 9000 else (1, 1024, 4096)
+    return (1, 1024, 4096, 65536)
+
+
+def droce_scenarios(full, tool="rc"):
     if full:
-        return [Scenario(m, r, s, e) for m in (1500, 9000) for r in ("server", "client")
-                for s in (1, 1024, 4096, 65536) for e in (False, True)]
+        return [Scenario(m, r, s, e, tool=tool) for m in (1500, 9000) for r in ("server", "client")
+                for s in full_sizes(tool, m) for e in (False, True)]
+    if tool != "rc":
+        return [Scenario(*c, tool=tool) for c in NEW_COVER[tool]]
     cover = [(1500, "server", 1, False), (1500, "server", 1024, True),
              (1500, "server", 4096, False), (1500, "server", 65536, True),
              (1500, "client", 1, True), (1500, "client", 1024, False),
@@ -298,22 +334,34 @@ def droce_scenarios(full):
     return [Scenario(*c) for c in cover]
 
 
-def exchange_scenarios():
-    return [Scenario(1500, "server", 4096, False, iters=0, chk=False, kind="exchange"),
-            Scenario(1500, "client", 4096, False, iters=0, chk=False, kind="exchange"),
-            Scenario(1500, "server", 1024, False, iters=5, chk=False, kind="wire")]
+def exchange_scenarios(tool="rc"):
+    size = 1024 if tool == "ud" else 4096
+    return [Scenario(1500, "server", size, False, iters=0, chk=False, kind="exchange", tool=tool),
+            Scenario(1500, "client", size, False, iters=0, chk=False, kind="exchange", tool=tool),
+            Scenario(1500, "server", 1024, False, iters=5, chk=False, kind="wire", tool=tool)]
 
 
 # ---------------------------------------------------------------- checks
 
 def parse_addr(out, regex):
-    m = regex.search(out)
-    return None if m is None else (int(m.group(1), 16), int(m.group(2), 16),
-                                   int(m.group(3), 16), m.group(4))
+    """Every address line of this kind (srq_pingpong prints one per QP), or None."""
+    rows = [(int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4))
+            for m in regex.finditer(out)]
+    return rows or None
 
 
 def fmt_addr(a):
-    return "none" if a is None else f"QPN 0x{a[1]:06x} PSN 0x{a[2]:06x} GID {a[3]}"
+    if a is None:
+        return "none"
+    more = f" (+{len(a) - 1} more)" if len(a) > 1 else ""
+    return f"QPN 0x{a[0][1]:06x} PSN 0x{a[0][2]:06x} GID {a[0][3]}{more}"
+
+
+def transport_hint(out):
+    """droce's example could not create its QP: name the likely cause."""
+    if "Couldn't create QP" in out and "Operation not supported" in out:
+        return " [transport missing: droce's engine refuses this QP type (lib/transport)]"
+    return ""
 
 
 def check_exchange(droce, d_out, peer, p_out, need_peer=True):
@@ -321,14 +369,18 @@ def check_exchange(droce, d_out, peer, p_out, need_peer=True):
     d_loc, d_rem = parse_addr(d_out, LOCAL_RE), parse_addr(d_out, REMOTE_RE)
     p_loc, p_rem = parse_addr(p_out, LOCAL_RE), parse_addr(p_out, REMOTE_RE)
     if d_loc is None:
-        raise StepFailed("droce-start", f"{droce.name} failed before the exchange: {tail(d_out)}")
+        raise StepFailed("droce-start", f"{droce.name} failed before the exchange: {tail(d_out)}"
+                                        f"{transport_hint(d_out)}")
     if d_loc is None or d_rem is None:
         raise StepFailed("exchange", f"{droce.name} printed local {fmt_addr(d_loc)}, remote "
                                      f"{fmt_addr(d_rem)}; output: {tail(d_out)}")
-    if d_loc[3] != droce.gid:
-        raise StepFailed("exchange", f"{droce.name} advertised GID {d_loc[3]}, not {droce.gid}")
-    if d_rem[3] != peer.gid:
-        raise StepFailed("exchange", f"{droce.name} got GID {d_rem[3]}, not {peer.gid}")
+    if any(a[3] != droce.gid for a in d_loc):
+        raise StepFailed("exchange", f"{droce.name} advertised {fmt_addr(d_loc)}, not GID {droce.gid}")
+    if any(a[3] != peer.gid for a in d_rem):
+        raise StepFailed("exchange", f"{droce.name} got {fmt_addr(d_rem)}, not GID {peer.gid}")
+    if len(d_loc) != len(d_rem):
+        raise StepFailed("exchange", f"{droce.name} printed {len(d_loc)} local and {len(d_rem)} "
+                                     "remote address(es)")
     if not need_peer:
         return d_loc, d_rem
     if p_loc is None or p_rem is None:
@@ -389,16 +441,20 @@ def tshark_fields(pcap, flt, fields):
 
 
 def check_segments(pcap, ip, mtu):
-    """The SENDs of @ip: FIRST/MIDDLE carry exactly the path MTU, LAST/ONLY at most that."""
+    """The SENDs of @ip (RC 0-5, UC 0x20-0x25, UD 0x64/0x65): FIRST/MIDDLE carry exactly the
+    path MTU, LAST/ONLY at most that."""
     rows = tshark_fields(pcap, f"ip.src == {ip} && udp.dstport == 4791",
                          ["infiniband.bth.opcode", "udp.length", "infiniband.bth.padcnt"])
     hist = {}
     for op, ulen, pad in rows:
         op = int(op)
         hist[op] = hist.get(op, 0) + 1
-        if op > 4:
+        transport, sub = op >> 5, op & 0x1f
+        if transport not in (0, 1, 3) or sub > 5:
             continue
-        payload = int(ulen) - 8 - 12 - 4 - int(pad or 0) - (4 if op in (3, 5) else 0)
+        deth = 8 if transport == 3 else 0
+        payload = int(ulen) - 8 - 12 - deth - 4 - int(pad or 0) - (4 if sub in (3, 5) else 0)
+        op = sub
         if (op in (0, 1) and payload != mtu) or payload > mtu:
             raise StepFailed("capture", f"{ip} sent opcode {op} with {payload} payload bytes "
                                         f"at path MTU {mtu}")
@@ -430,21 +486,29 @@ def check_capture(pcap, sc, sender, tools, dropped):
 
 def check_wire(pcap, droce, d_loc, d_rem, peer):
     """Without an engine droce sends nothing, but the guest's requests must already be addressed
-    with what droce advertised: DestQP = droce's QPN, first PSN = the guest's PSN."""
+    with what droce advertised: DestQP = droce's QPN i, its first PSN = the guest's PSN i (the
+    guest's QP i is connected to droce's QP i; srq has several)."""
     rows = tshark_fields(pcap, f"ip.src == {peer.rdma_ip} && ip.dst == {droce.rdma_ip} && "
                                "udp.dstport == 4791", ["infiniband.bth.destqp", "infiniband.bth.psn"])
     if not rows:
         raise StepFailed("capture", f"no RoCE v2 frame from {peer.name} to {droce.rdma_ip}")
-    qpn, psn = int(rows[0][0], 0), int(rows[0][1])
-    if qpn != d_loc[1] or psn != d_rem[2]:
-        raise StepFailed("capture", f"{peer.name}'s first request: DestQP 0x{qpn:06x} PSN 0x{psn:06x}"
-                                    f", expected 0x{d_loc[1]:06x} / 0x{d_rem[2]:06x}")
-    return f"{len(rows)} request(s) from {peer.name} to droce QPN 0x{qpn:06x}, first PSN 0x{psn:06x}"
+    want = {loc[1]: rem[2] for loc, rem in zip(d_loc, d_rem)}
+    first = {}
+    for qpn, psn in rows:
+        first.setdefault(int(qpn, 0), int(psn))
+    for qpn, psn in first.items():
+        if want.get(qpn) != psn:
+            exp = "not one of droce's QPNs" if qpn not in want else f"PSN 0x{want[qpn]:06x}"
+            raise StepFailed("capture", f"{peer.name}'s first request to QPN 0x{qpn:06x} has PSN "
+                                        f"0x{psn:06x}; expected {exp}")
+    return (f"{len(rows)} request(s) from {peer.name} to {len(first)} droce QPN(s) "
+            f"(first 0x{int(rows[0][0], 0):06x}, PSN 0x{int(rows[0][1]):06x}), each with the PSN exchanged")
 
 
 # ---------------------------------------------------------------- one scenario
 
 STALL_S = 15    # the droce side sent no frame for this long while it should talk: stalled
+WIRE_STALL_S = 5    # [wire] runs: droce is not expected to answer
 
 
 def wait_listening(server, timeout=30):
@@ -453,8 +517,9 @@ def wait_listening(server, timeout=30):
         if server.listening():
             return
         if not server.alive():
+            out = server.output()
             raise StepFailed("server-start", f"{server.name} exited before listening: "
-                                             f"{tail(server.output())}")
+                                             f"{tail(out)}{transport_hint(out)}")
         time.sleep(0.2)
     raise StepFailed("server-start", f"{server.name} not listening on TCP {PORT} after "
                                      f"{timeout} s: {tail(server.output())}")
@@ -465,6 +530,7 @@ def wait_run(sc, client, server, sender):
     at all for STALL_S. @return (results, why stopped)."""
     deadline = time.time() + sc.timeout() + 5
     last_n, last_t, why = -1, time.time(), "timeout"
+    stall = WIRE_STALL_S if sc.kind == "wire" else STALL_S
     while True:
         codes = {p.name: p.exit_code() for p in (client, server)}
         if None not in codes.values():
@@ -480,8 +546,8 @@ def wait_run(sc, client, server, sender):
             n = sender.sent_frames()
             if n != last_n:
                 last_n, last_t = n, time.time()
-            elif time.time() - last_t > STALL_S:
-                why = f"{sender.name} sent no frame for {STALL_S} s"
+            elif time.time() - last_t > stall:
+                why = f"{sender.name} sent no frame for {stall} s"
                 break
         time.sleep(0.5)
     return (client.wait(time.time() + 1), server.wait(time.time() + 1)), why
@@ -550,29 +616,51 @@ def run_scenario(sc, droce, peer, rig, logdir, tools):
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=("droce", "exchange", "self-check"), default="droce")
+    ap.add_argument("--tool", default="rc",
+                    help="comma-separated pingpong pairs: rc, uc, ud, srq, or all (default rc)")
     ap.add_argument("--full", action="store_true", help="every size x role x -e/poll (32 runs)")
     ap.add_argument("--only", help="run the scenarios whose name or title matches this regex")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--rig", default=os.path.join(TOP, "..", "shared", "rig"))
     ap.add_argument("--logdir", default="/var/tmp/droce-interop")
-    return ap.parse_args()
+    args = ap.parse_args()
+    args.tools = TOOLS if args.tool == "all" else args.tool.split(",")
+    if not args.tools or any(t not in TOOLS for t in args.tools):
+        ap.error(f"--tool: one or more of {', '.join(TOOLS)}, or all")
+    return args
+
+
+TOOLS = ("rc", "uc", "ud", "srq")
+# UC and UD: droce's engine refuses the QP until their transports land; the exchange mode runs
+# the examples' verbs-only build, which needs none.
+NOENGINE_EXCHANGE = ("uc", "ud")
 
 
 def select(args):
-    scs = exchange_scenarios() if args.mode == "exchange" else droce_scenarios(args.full)
-    for i, sc in enumerate(scs, 1):
-        sc.name = f"{args.mode[0]}{i:02d}"
+    scs = []
+    for tool in args.tools:
+        mine = (exchange_scenarios(tool) if args.mode == "exchange"
+                else droce_scenarios(args.full, tool))
+        for i, sc in enumerate(mine, 1):    # rc keeps its names: d01, e01, s01
+            sc.name = ("" if tool == "rc" else tool + "-") + f"{args.mode[0]}{i:02d}"
+        scs += mine
     if args.only:
         scs = [sc for sc in scs if re.search(args.only, sc.name + " " + sc.title)]
     return scs
 
 
+def prog_of(args, tool):
+    prog = os.path.join(args.build, "examples", f"{tool}_pingpong", f"{tool}_pingpong")
+    return prog + ("_noengine" if args.mode == "exchange" and tool in NOENGINE_EXCHANGE else "")
+
+
 def tools_of(args):
-    tools = {"prog": os.path.join(args.build, "examples", "rc_pingpong", "rc_pingpong"),
-             "dump": os.path.join(args.build, "app", "droce-dump", "droce-dump"),
+    tools = {"dump": os.path.join(args.build, "app", "droce-dump", "droce-dump"),
              "icrc": os.path.join(args.rig, "icrc_check.py")}
-    for k in ("prog", "dump"):
+    for tool in args.tools:
+        tools["prog-" + tool] = prog_of(args, tool)
+    for k in [k for k in tools if k != "icrc"]:
         if not os.access(tools[k], os.X_OK):
             log(f"interop: FAIL: {tools[k]} is not built (ninja -C {args.build})")
             sys.exit(1)
@@ -586,10 +674,11 @@ def run_cycle(args, mtu, scs, tools, logdir):
     passed = 0
     try:
         rig.up()
-        peer = GuestPeer(rig, 1)
         config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
-        droce = GuestPeer(rig, 2) if args.mode == "self-check" else DrocePeer(rig, tools["prog"], config)
         for sc in scs:
+            peer = GuestPeer(rig, 1, sc.tool)
+            droce = (GuestPeer(rig, 2, sc.tool) if args.mode == "self-check"
+                     else DrocePeer(rig, tools["prog-" + sc.tool], config))
             passed += run_scenario(sc, droce, peer, rig, logdir, tools)
     except StepFailed as e:
         log(f"[FAIL] rig MTU {mtu}: {e} ({len(scs) - passed} scenario(s) not run)")
@@ -612,7 +701,8 @@ def main():
     except StepFailed as e:
         log(f"[FAIL] {e}")
         return 1
-    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}")
+    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}-"
+                          + "-".join(args.tools))
     log(f"interop: mode {args.mode}, {len(scs)} scenario(s), logs in {logdir}")
     t0, passed = time.time(), 0
     for mtu in sorted({sc.rig_mtu for sc in scs}):

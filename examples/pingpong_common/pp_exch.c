@@ -2,17 +2,18 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The out-of-band exchange of rdma-core's ibv_rc_pingpong (rdma-core 44), byte for byte, so
- * that droce's example talks to the unmodified tool:
+ * The out-of-band exchange of rdma-core 44's pingpong examples, byte for byte, so that droce's
+ * examples talk to the unmodified tools:
  *
  *   client                                   server
  *   connect(TCP port)                        accept() one connection
- *   write 52 bytes "LID:QPN:PSN:GID\0"  -->  read them; move its QP to RTR and RTS
- *   read 52 bytes                       <--  write its own 52 bytes
+ *   write n x 52 bytes "LID:QPN:PSN:GID\0" --> read them; connect its QP(s) (RTR, RTS; UD: AH)
+ *   read n x 52 bytes                   <--  write its own n x 52 bytes
  *   write "done\0" (5 bytes), close     -->  read them, close
  *
- * The server connects its QP before it answers, so the client's first SEND never finds it in
- * INIT. There is no other synchronisation: after "done" both sides run the ping-pong.
+ * n is 1 for ibv_rc/uc/ud_pingpong; ibv_srq_pingpong always sends 256 (its MAX_QP), the
+ * addresses of its -q QPs and then zeroes. The server connects before it answers, so the
+ * client's first SEND never finds it unconnected. After "done" both sides run the ping-pong.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -167,50 +168,74 @@ static int tcp_listen(unsigned int port)
 	return fd;
 }
 
-/* Client side: send ours, read the server's, acknowledge with "done". @return 0 or -1. */
-int pp_client_exch(const struct pp_opts *o, const struct pp_dest *me, struct pp_dest *rem)
+static int write_msgs(int fd, const struct pp_dest *d, unsigned int n)
 {
 	char msg[PP_MSG_SIZE];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		format_msg(&d[i], msg);
+		if (write_full(fd, msg, PP_MSG_SIZE) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* @return 0, 1 when the socket failed, -1 when a message was malformed (with a message). */
+static int read_msgs(int fd, struct pp_dest *d, unsigned int n)
+{
+	char msg[PP_MSG_SIZE];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (read_full(fd, msg, PP_MSG_SIZE) != 0)
+			return 1;
+		if (parse_msg(msg, &d[i]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Client side: send ours, read the server's, acknowledge with "done". @return 0 or -1. */
+int pp_client_exch(const struct pp_opts *o, const struct pp_dest *me, struct pp_dest *rem,
+		   unsigned int n)
+{
 	int fd, rc = -1;
 
 	fd = tcp_connect(o->servername, o->port);
 	if (fd < 0)
 		return -1;
-	format_msg(me, msg);
-	if (write_full(fd, msg, PP_MSG_SIZE) != 0) {
+	if (write_msgs(fd, me, n) != 0) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto out;
 	}
-	if (read_full(fd, msg, PP_MSG_SIZE) != 0 ||
-	    write_full(fd, PP_DONE_MSG, PP_DONE_SIZE) != 0) {
+	rc = read_msgs(fd, rem, n);
+	if (rc == 0 && write_full(fd, PP_DONE_MSG, PP_DONE_SIZE) != 0)
+		rc = 1;
+	if (rc > 0)
 		fprintf(stderr, "Couldn't read/write remote address\n");
-		goto out;
-	}
-	rc = parse_msg(msg, rem);
 out:
 	close(fd);
-	return rc;
+	return rc == 0 ? 0 : -1;
 }
 
-/* Server side, after accept(): read the client's address, connect, answer, read "done". */
+/* Server side, after accept(): read the client's addresses, connect, answer, read "done". */
 static int server_talk(int fd, struct pp_ctx *c, const struct pp_opts *o,
-		       const struct pp_dest *me, struct pp_dest *rem)
+		       const struct pp_dest *me, struct pp_dest *rem, unsigned int n)
 {
-	char msg[PP_MSG_SIZE];
 	char done[PP_DONE_SIZE];
+	int rc;
 
-	if (read_full(fd, msg, PP_MSG_SIZE) != 0) {
+	rc = read_msgs(fd, rem, n);
+	if (rc > 0)
 		fprintf(stderr, "Couldn't read remote address\n");
+	if (rc != 0)
 		return -1;
-	}
-	if (parse_msg(msg, rem) != 0)
-		return -1;
-	if (pp_connect(c, o, me->psn, rem) != 0) {
+	if (pp_connect(c, o, me, rem) != 0) {
 		fprintf(stderr, "Couldn't connect to remote QP\n");
 		return -1;
 	}
-	format_msg(me, msg);
-	if (write_full(fd, msg, PP_MSG_SIZE) != 0 || read_full(fd, done, PP_DONE_SIZE) != 0 ||
+	if (write_msgs(fd, me, n) != 0 || read_full(fd, done, PP_DONE_SIZE) != 0 ||
 	    memcmp(done, PP_DONE_MSG, PP_DONE_SIZE) != 0) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		return -1;
@@ -218,9 +243,9 @@ static int server_talk(int fd, struct pp_ctx *c, const struct pp_opts *o,
 	return 0;
 }
 
-/* Server side: accept one client, exchange, connect the QP. @return 0 or -1. */
+/* Server side: accept one client, exchange, connect the QP(s). @return 0 or -1. */
 int pp_server_exch(struct pp_ctx *c, const struct pp_opts *o, const struct pp_dest *me,
-		   struct pp_dest *rem)
+		   struct pp_dest *rem, unsigned int n)
 {
 	int lfd, fd, rc;
 
@@ -233,7 +258,7 @@ int pp_server_exch(struct pp_ctx *c, const struct pp_opts *o, const struct pp_de
 		fprintf(stderr, "accept() failed\n");
 		return -1;
 	}
-	rc = server_talk(fd, c, o, me, rem);
+	rc = server_talk(fd, c, o, me, rem, n);
 	close(fd);
 	return rc;
 }
