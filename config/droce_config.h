@@ -36,6 +36,11 @@
 #define DROCE_MAX_AH 4096
 /** Outstanding RDMA READ / ATOMIC per QP, as requester and as responder. */
 #define DROCE_MAX_RD_ATOM 16
+/** UD multicast (droce_attach_mcast()): groups per device, QPs per group, and attachments
+ *  (QP, group) per device. Beyond them attaching fails with ENOMEM, as rxe. */
+#define DROCE_MAX_MCAST_GRP 32
+#define DROCE_MAX_MCAST_QP_ATTACH 8
+#define DROCE_MAX_TOTAL_MCAST_QP_ATTACH 64
 /** GID table entries per port. */
 #define DROCE_MAX_GID 16
 /** Completion vectors per context. */

@@ -111,6 +111,10 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 		c->rx_bad_frame++;
 		goto drop;
 	}
+	if (unlikely(droce_gid_is_mcast(pkt.dgid))) {
+		engine_mcast_rx(lc, edev, m, &pkt, false);	/* mcast.c */
+		return;
+	}
 	if (!engine_is_our_gid(edev, pkt.dgid)) {
 		c->rx_not_our_gid++;
 		goto drop;
@@ -159,6 +163,8 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	uint16_t i, n;
 
+	if (unlikely(edev->n_loop != 0))
+		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
 	n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)

@@ -39,6 +39,7 @@ extern int engine_logtype;
 #define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
 #define ENGINE_MAX_LCORES 8
 #define ENGINE_MAX_QPS (DROCE_MAX_QP * DROCE_MAX_DEVICES)
+#define ENGINE_MCAST_LOOP 64		/**< multicast frames queued for the device's own QPs */
 
 /** [engine] settings (engine_config_load()). */
 struct engine_config {
@@ -80,6 +81,13 @@ struct engine_fault {
 	unsigned int held_iters;	/**< iterations it has been held */
 };
 
+/** A multicast group of a device as the receive path sees it (mcast.c). */
+struct engine_mcg {
+	uint8_t gid[16];
+	uint32_t n;
+	struct engine_qp *eq[DROCE_MAX_MCAST_QP_ATTACH];
+};
+
 /** A device served by an engine instance. Allocated at the first open, kept for life. */
 struct engine_dev {
 	struct droce_device *dev;
@@ -95,6 +103,11 @@ struct engine_dev {
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	struct engine_fault fault;
+	/* Multicast (mcast.c): changed by engine calls only, read by the owner's RX path. */
+	uint32_t n_mcg;
+	struct engine_mcg mcg[DROCE_MAX_MCAST_GRP];
+	uint16_t n_loop;		/**< frames in loop[] */
+	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
 };
 
 /** Timer heap: QPs with an armed transport deadline, earliest first. */
@@ -195,6 +208,23 @@ int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow);
 /** Is @p addr (16 bytes, GID form) one of @p edev's GIDs? */
 bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16]);
+
+/* mcast.c */
+/** The verbs mcast hook: update the device's group table on its instance. @return 0. */
+int engine_mcast_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach);
+/** A parsed RoCE v2 frame to multicast group pkt->dgid: a copy to every attached QP except
+ *  the sender when @p loop (the frame was sent by this device). Consumes @p m. */
+void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+		     const struct droce_pkt *pkt, bool loop);
+/** A frame the transport sends to a multicast MAC: queue a copy for the device's own members
+ *  (other than the sender). */
+void engine_mcast_tx(struct engine_dev *edev, const struct rte_mbuf *m);
+/** Deliver the queued loopback frames. @return frames delivered. */
+unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *edev);
+/** Free the queued loopback frames (port stop). */
+void engine_mcast_stop(struct engine_dev *edev);
+/** @p eq goes away: take it out of every group. */
+void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
 
 /* timer.c */
 int engine_timers_init(struct engine_timers *t, uint32_t cap);

@@ -301,6 +301,10 @@ int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 	int32_t pos = rte_hash_lookup(nt->h, flow->dgid);
 
 	rte_ether_addr_copy(&edev->mac, &flow->src_mac);
+	if (droce_gid_is_mcast(flow->dgid)) {
+		droce_mcast_mac(flow->dgid, &flow->dst_mac);	/* a group: no ARP/ND */
+		return 0;
+	}
 	if (pos < 0) {
 		pos = rte_hash_add_key(nt->h, flow->dgid);
 		if (pos < 0)

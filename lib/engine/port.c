@@ -100,6 +100,7 @@ void engine_port_stop(struct engine_dev *edev)
 	if (!edev->started)
 		return;
 	engine_fault_stop(edev);
+	engine_mcast_stop(edev);
 	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
 	for (i = 0; i < 8 && edev->n_tx != 0; i++)
 		engine_dev_flush(edev);
@@ -150,6 +151,8 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 	struct engine_dev *edev = verbs_device_engine(dev);
 
 	RTE_SET_USED(env);
+	if (unlikely(edev->n_mcg != 0))
+		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
 	if (unlikely(edev->fault.on))
 		engine_fault_tx(edev, m);
 	else

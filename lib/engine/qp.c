@@ -93,6 +93,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 		transport_flush(&lc->env, eq->t);
 		engine_dev_flush(eq->edev);
 	}
+	engine_mcast_forget(eq->edev, eq);	/* verbs refuses to destroy an attached QP */
 	transport_qp_destroy(eq->t);
 	free(eq);
 }
@@ -162,4 +163,5 @@ const struct verbs_engine_ops engine_verbs_ops = {
 	.device_open = engine_device_open,
 	.device_close = engine_device_close,
 	.qp_created = qp_created,
+	.mcast = engine_mcast_update,
 };

@@ -71,7 +71,11 @@ extern "C" {
 	X(rx_no_recv_wr,       "UC/UD messages dropped: no receive WR (RQ or SRQ empty)") \
 	X(rx_ud_too_long,      "UD messages dropped: GRH + payload longer than the receive WR") \
 	X(rx_uc_msg_dropped,   "UC messages dropped whole (PSN gap, broken sequence, bad length)") \
-	X(rx_uc_pkt_dropped,   "UC packets dropped: rest of a message already dropped")
+	X(rx_uc_pkt_dropped,   "UC packets dropped: rest of a message already dropped") \
+	X(rx_mcast_no_member,  "multicast frames for a group no QP of the device is attached to") \
+	X(rx_mcast_bad_qpn,    "frames to a multicast GID whose BTH DestQP is not 0xFFFFFF") \
+	X(mcast_loopback,      "multicast frames sent and delivered to other QPs of the device") \
+	X(mcast_loop_dropped,  "multicast frames not looped back: loopback queue full, no mbuf")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

@@ -12,6 +12,10 @@
  * (rx_ud_too_long) and the WQE is kept for the next one, as rxe does without an SRQ (IBA
  * class D); with an SRQ the WQE was taken out already and completes with
  * IBV_WC_REM_INV_REQ_ERR (rxe's class E), the QP going on.
+ *
+ * Multicast: an AH whose DGID is a group sends to the group's MAC (the engine's resolve()
+ * maps it, no ARP/ND) with BTH DestQP 0xFFFFFF; the engine hands a received group frame to
+ * each attached QP, which takes it here like any other.
  */
 #include <string.h>
 
@@ -58,6 +62,15 @@ static int ud_flow(struct transport_env *env, struct transport_qp *t, const stru
 	return 0;
 }
 
+/* BTH DestQP: the WR's, or the multicast QPN for a group (IBA 10.5.2.6: whatever the WR
+ * says, as the multicast GID names every member). */
+static uint32_t ud_dest_qpn(const struct verbs_send_wqe *w)
+{
+	if (droce_gid_is_mcast(w->wr.ud.av.attr.grh.dgid.raw))
+		return DROCE_MCAST_QPN;
+	return w->wr.ud.remote_qpn & DROCE_QPN_MASK;
+}
+
 int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 		   const struct verbs_send_wqe *w, bool *last)
 {
@@ -67,7 +80,7 @@ int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 	struct rte_mbuf *m;
 	int rc;
 
-	rc = ud_flow(env, t, &w->wr.ud.av, w->wr.ud.remote_qpn & DROCE_QPN_MASK);
+	rc = ud_flow(env, t, &w->wr.ud.av, ud_dest_qpn(w));
 	if (rc != 0)
 		return rc;
 	m = transport_pkt_alloc(env->pool, w->length);

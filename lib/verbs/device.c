@@ -221,6 +221,7 @@ static int add_device(const struct droce_device_cfg *cfg)
 	dev->index = g.n_dev;
 	dev->active_mtu = verbs_mtu_from_eth(dev->cfg.mtu);
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->mcast_lock, NULL);
 	TAILQ_INIT(&dev->contexts);
 	verbs_device_gids(dev);
 	rc = attach_port(dev);
@@ -532,6 +533,9 @@ int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
 	a->max_srq_wr = DROCE_MAX_SRQ_WR;
 	a->max_srq_sge = DROCE_MAX_SGE;
 	a->max_pkeys = 1;
+	a->max_mcast_grp = DROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = DROCE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = DROCE_MAX_TOTAL_MCAST_QP_ATTACH;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
 	return 0;

@@ -350,7 +350,8 @@ int droce_modify_qp(struct droce_qp *qp, struct ibv_qp_attr *attr, int attr_mask
 int droce_query_qp(struct droce_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct droce_qp_init_attr *init_attr);
 /** ibv_destroy_qp(3). Waits until every delivered event of the QP is acked.
- *  @return 0, EINVAL (NULL). */
+ *  @return 0, EINVAL (NULL), EBUSY (the QP is still attached to a multicast group: detach it
+ *  first, as Linux requires). */
 int droce_destroy_qp(struct droce_qp *qp);
 
 /**
@@ -367,6 +368,31 @@ int droce_post_send(struct droce_qp *qp, struct ibv_send_wr *wr, struct ibv_send
  *   (the receive queue is full).
  */
 int droce_post_recv(struct droce_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* ---- Multicast (UD) ---- */
+
+/**
+ * ibv_attach_mcast(3): @p qp (UD) receives the messages sent to multicast group @p gid on its
+ * device: an IPv6 multicast GID (ff00::/8) or, for RoCE v2 over IPv4, an IPv4-mapped class D
+ * address (::ffff:224.0.0.0/4). Each attached QP of the device gets its own copy (its own
+ * receive WR and completion, its own Q_Key check); a message is not delivered back to the QP
+ * that sent it, but to the other attached QPs of the sending device. See doc/api.md.
+ * Attaching a QP to a group it is in already succeeds and changes nothing (as Linux).
+ *
+ * @param lid  Ignored: RoCE has no LIDs (as Linux on RoCE ports).
+ * @return 0, or EINVAL (NULL qp or gid, QP not UD, gid not a multicast GID), ENOMEM
+ *   (DROCE_MAX_MCAST_GRP groups on the device, DROCE_MAX_MCAST_QP_ATTACH QPs in the group, or
+ *   DROCE_MAX_TOTAL_MCAST_QP_ATTACH attachments on the device: droce_query_device() reports
+ *   them as max_mcast_grp, max_mcast_qp_attach, max_total_mcast_qp_attach).
+ */
+int droce_attach_mcast(struct droce_qp *qp, const union ibv_gid *gid, uint16_t lid);
+/**
+ * ibv_detach_mcast(3): @p qp stops receiving group @p gid; the group goes away with its last
+ * QP. @param lid  Ignored.
+ * @return 0, or EINVAL (NULL qp or gid, QP not UD, gid not a multicast GID, QP not attached to
+ *   the group).
+ */
+int droce_detach_mcast(struct droce_qp *qp, const union ibv_gid *gid, uint16_t lid);
 
 /* ---- SRQs ---- */
 

@@ -184,6 +184,8 @@ int droce_destroy_qp(struct droce_qp *q)
 		return EINVAL;
 	qp = to_vqp(q);
 	dev = q->context->device;
+	if (verbs_qp_mcast_busy(qp) != 0)
+		return EBUSY;	/* as Linux uverbs: detach from every group first */
 	/* Out of the table first: the owner applies the detach between two iterations, so after
 	 * it no lookup that still found the QP can be in progress. */
 	pthread_mutex_lock(&dev->lock);

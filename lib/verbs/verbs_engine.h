@@ -237,6 +237,10 @@ struct verbs_engine_ops {
 	/** @p qp was created (RESET, in the QP table): take ownership (verbs_qp_attach()).
 	 *  @return 0, -errno (droce_create_qp() then fails with that errno). */
 	int (*qp_created)(struct droce_qp *qp);
+	/** @p qp (UD) joins (@p attach) or leaves multicast group @p gid; verbs checked the
+	 *  arguments and the limits (DROCE_MAX_MCAST_*) and serialises the calls per device.
+	 *  @return 0, -errno (droce_attach_mcast()/droce_detach_mcast() then fail with it). */
+	int (*mcast)(struct droce_qp *qp, const union ibv_gid *gid, bool attach);
 };
 
 /** Register the engine (one; a second call replaces the first). */

@@ -40,6 +40,13 @@ struct verbs_evcnt {
 
 struct verbs_ctx;
 
+/** A multicast group of a device and the QPs attached to it (mcast.c, under mcast_lock). */
+struct verbs_mcg {
+	union ibv_gid gid;
+	uint32_t n_qp;
+	struct droce_qp *qp[DROCE_MAX_MCAST_QP_ATTACH];
+};
+
 /** A device: configuration, port and the per-device object tables. */
 struct droce_device {
 	struct droce_device_cfg cfg;
@@ -56,6 +63,10 @@ struct droce_device {
 	uint32_t n_pd, n_cq, n_srq, n_ah;
 	unsigned int index;		/**< in the device list */
 	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
+	pthread_mutex_t mcast_lock;	/**< the groups; never taken by an engine instance */
+	uint32_t n_mcg;
+	uint32_t n_mcast_attach;	/**< (QP, group) pairs */
+	struct verbs_mcg mcg[DROCE_MAX_MCAST_GRP];
 	void *engine;			/**< the engine's per-device state (atomic) */
 };
 
@@ -167,6 +178,7 @@ struct verbs_qp {
 	struct ibv_qp_cap cap;		/**< granted */
 	struct verbs_av av;
 	struct verbs_evcnt async;
+	uint32_t n_mcast;		/**< groups attached (device mcast_lock) */
 };
 
 static inline struct verbs_ctx *to_vctx(struct droce_context *c)
@@ -277,6 +289,10 @@ void verbs_qp_check_cqs(struct verbs_qp *qp);
 /* owner.c */
 int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask);
 void verbs_owner_detach(struct verbs_qp *qp);
+
+/* mcast.c */
+/** EBUSY while @p qp is attached to a multicast group, else 0. */
+int verbs_qp_mcast_busy(struct verbs_qp *qp);
 
 /* srq.c */
 int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t max_sge,

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "droce_wire_hdr.h"
+#include "droce_wire_mcast.h"
 #include "droce_wire_opcode.h"
 #include "droce_wire_psn.h"
 

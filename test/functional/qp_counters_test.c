@@ -121,7 +121,8 @@ static bool engine_only(const char *name)
 		"rx_bad_frame", "rx_not_our_gid", "rx_unknown_qp", "alloc_failed" };
 	unsigned int i;
 
-	if (strncmp(name, "neigh_", 6) == 0 || strncmp(name, "fault_", 6) == 0)
+	if (strncmp(name, "neigh_", 6) == 0 || strncmp(name, "fault_", 6) == 0 ||
+	    strncmp(name, "mcast_", 6) == 0 || strncmp(name, "rx_mcast_", 9) == 0)
 		return true;
 	for (i = 0; i < RTE_DIM(names); i++)
 		if (strcmp(name, names[i]) == 0)
