@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The bandwidth driver: the client keeps up to -t WRs outstanding on each of its -q QPs,
+ * posted as chains with one WR in -Q signalled (CQ moderation), and polls
+ * its send CQ; for send tests the server's receive completions are replaced as they come.
+ * -n counts messages per QP (as perftest); -D runs for a time. Peak is the best of
+ * PERF_SLICES equal slices of the run (by messages, or by time with -D).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "perf.h"
+
+#define PERF_SLICES 32
+#define PERF_STALL_S 5
+#define PERF_POLL 32
+
+struct bw_qp {
+	struct ibv_send_wr *wr;	/* tx_depth WRs, chained as needed */
+	struct ibv_sge *sge;
+	uint64_t posted, outstanding;
+	unsigned int since_sig;	/* WRs posted since the last signalled one */
+};
+
+struct bw_run {
+	struct bw_qp *qp;
+	uint64_t target;	/* per QP; UINT64_MAX with -D */
+	uint64_t completed, next_mark, start, last, end_tsc;
+	double peak;
+	uint64_t mark_tsc, mark_done;
+	unsigned int flags;	/* IBV_SEND_INLINE or 0 */
+	bool posting;
+};
+
+static int bw_alloc(struct perf_ctx *c, struct bw_run *b)
+{
+	unsigned int q, i, m = c->o->tx_depth;
+
+	b->qp = calloc(c->o->qps, sizeof(*b->qp));
+	if (b->qp == NULL)
+		return -1;
+	for (q = 0; q < c->o->qps; q++) {
+		struct bw_qp *p = &b->qp[q];
+
+		p->wr = calloc(m, sizeof(*p->wr));
+		p->sge = calloc(m, sizeof(*p->sge));
+		if (p->wr == NULL || p->sge == NULL)
+			return -1;
+		for (i = 0; i < m; i++)
+			c->o->verb->wr_init(c, 0, q, &p->wr[i], &p->sge[i]);
+	}
+	return 0;
+}
+
+static void bw_free(const struct perf_ctx *c, struct bw_run *b)
+{
+	unsigned int q;
+
+	if (b->qp == NULL)
+		return;
+	for (q = 0; q < c->o->qps; q++) {
+		free(b->qp[q].wr);
+		free(b->qp[q].sge);
+	}
+	free(b->qp);
+}
+
+/* Post what fits on QP @p q as one chain; one WR in cq_mod is signalled, and the last of the
+ * run. @return 0 or -1. */
+static int post_chain(struct perf_ctx *c, struct bw_run *b, unsigned int q)
+{
+	struct bw_qp *p = &b->qp[q];
+	uint64_t room = c->o->tx_depth - p->outstanding, left = b->target - p->posted;
+	unsigned int n = (unsigned int)RTE_MIN(room, left), i;
+	struct ibv_send_wr *bad;
+	int rc;
+
+	/* Batch the posts, unless no signalled WR is in flight to make room. */
+	if (n == 0 || (n < left && n < (c->o->tx_depth + 7) / 8 &&
+		       p->outstanding > p->since_sig))
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct ibv_send_wr *w = &p->wr[i];
+
+		w->send_flags = b->flags;
+		w->next = i + 1 < n ? w + 1 : NULL;
+		if (++p->since_sig == c->o->cq_mod || p->posted + i + 1 == b->target) {
+			w->send_flags |= IBV_SEND_SIGNALED;
+			w->wr_id = (uint64_t)q << 32 | p->since_sig;
+			p->since_sig = 0;
+		}
+	}
+	rc = droce_post_send(c->side[0].qp[q], p->wr, &bad);
+	if (rc != 0) {
+		fprintf(stderr, "droce-perf: post_send on QP %u: %s\n", q, strerror(rc));
+		return -1;
+	}
+	p->posted += n;
+	p->outstanding += n;
+	return 0;
+}
+
+/* Posting stops (-D, Ctrl-C): WRs after the last signalled one complete unseen. */
+static void stop_posting(const struct perf_ctx *c, struct bw_run *b)
+{
+	unsigned int q;
+
+	b->posting = false;
+	for (q = 0; q < c->o->qps; q++) {
+		b->qp[q].outstanding -= b->qp[q].since_sig;
+		b->qp[q].since_sig = 0;
+	}
+}
+
+static void mark(const struct perf_ctx *c, struct bw_run *b, uint64_t now)
+{
+	double dt = (double)(now - b->mark_tsc) / (double)rte_get_tsc_hz();
+
+	if (dt > 0 && b->completed > b->mark_done) {
+		double rate = (double)(b->completed - b->mark_done) / dt;
+
+		if (rate > b->peak)
+			b->peak = rate;
+	}
+	b->mark_tsc = now;
+	b->mark_done = b->completed;
+	if (c->o->duration > 0)
+		b->next_mark = now + (uint64_t)(c->o->duration / PERF_SLICES *
+						 (double)rte_get_tsc_hz());
+	else
+		b->next_mark = b->completed + RTE_MAX(b->target * c->o->qps / PERF_SLICES, 1ull);
+}
+
+static int poll_send(struct perf_ctx *c, struct bw_run *b)
+{
+	struct ibv_wc wc[PERF_POLL];
+	int n, i;
+
+	n = droce_poll_cq(c->side[0].scq, PERF_POLL, wc);
+	if (n < 0) {
+		fprintf(stderr, "droce-perf: poll_cq: %s\n", strerror(-n));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "droce-perf: completion error: %s\n",
+				droce_wc_status_str(wc[i].status));
+			return -1;
+		}
+		b->qp[wc[i].wr_id >> 32].outstanding -= (uint32_t)wc[i].wr_id;
+		b->completed += (uint32_t)wc[i].wr_id;
+	}
+	return n;
+}
+
+/* Send tests: replace the receives the server consumed. */
+static int poll_recv(struct perf_ctx *c)
+{
+	struct perf_side *s = &c->side[1];
+	struct ibv_wc wc[PERF_POLL];
+	int n, i;
+
+	n = droce_poll_cq(s->rcq, PERF_POLL, wc);
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "droce-perf: receive completion error: %s\n",
+				droce_wc_status_str(wc[i].status));
+			return -1;
+		}
+		s->rx_posted[wc[i].wr_id]--;
+		if (perf_post_recv(c, 1, (unsigned int)wc[i].wr_id) != 0)
+			return -1;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+static bool qp_busy(const struct perf_ctx *c, const struct bw_run *b)
+{
+	unsigned int q;
+
+	for (q = 0; q < c->o->qps; q++)
+		if (b->qp[q].outstanding != 0 || (b->posting && b->qp[q].posted < b->target))
+			return true;
+	return false;
+}
+
+/* One pass: post, poll, account. @return 1 to go on, 0 when done, -1 on error. */
+static int bw_step(struct perf_ctx *c, struct bw_run *b, uint64_t *stall)
+{
+	uint64_t now = rte_rdtsc();
+	unsigned int q;
+	int n;
+
+	if (b->posting && (perf_stop || (c->o->duration > 0 && now >= b->end_tsc)))
+		stop_posting(c, b);
+	for (q = 0; b->posting && q < c->o->qps; q++)
+		if (post_chain(c, b, q) != 0)
+			return -1;
+	n = poll_send(c, b);
+	if (n < 0 || (c->o->verb->needs_recv && poll_recv(c) != 0))
+		return -1;
+	if (n > 0) {
+		b->last = now;
+		*stall = now + PERF_STALL_S * rte_get_tsc_hz();
+	} else if (now > *stall) {
+		fprintf(stderr, "droce-perf: no completion for %d s: peer unreachable or engine "
+			"stopped\n", PERF_STALL_S);
+		return -1;
+	}
+	if (c->o->duration > 0 ? now >= b->next_mark : b->completed >= b->next_mark)
+		mark(c, b, now);
+	if (n == 0)
+		perf_step(c);
+	return qp_busy(c, b) ? 1 : 0;
+}
+
+int perf_bw_run(struct perf_ctx *c, struct perf_result *r)
+{
+	struct bw_run b = { .posting = true };
+	uint64_t hz = rte_get_tsc_hz(), stall, next_progress;
+	int rc;
+
+	if (bw_alloc(c, &b) != 0 || (c->o->verb->needs_recv && perf_fill_recv(c) != 0)) {
+		bw_free(c, &b);
+		return -1;
+	}
+	b.target = c->o->duration > 0 ? UINT64_MAX : c->o->iters;
+	if ((c->o->verb == &perf_verb_write || c->o->verb == &perf_verb_send) &&
+	    c->size <= c->o->inline_size)
+		b.flags = IBV_SEND_INLINE;
+	b.start = b.last = b.mark_tsc = rte_rdtsc();
+	b.end_tsc = b.start + (uint64_t)(c->o->duration * (double)hz);
+	stall = b.start + PERF_STALL_S * hz;
+	next_progress = b.start + hz;
+	mark(c, &b, b.start);
+	while ((rc = bw_step(c, &b, &stall)) == 1) {
+		if (b.last > next_progress) {
+			perf_progress(c, b.completed, c->o->duration > 0 ? 0 :
+				      c->o->iters * c->o->qps,
+				      (double)(b.last - b.start) / (double)hz);
+			next_progress = b.last + hz;
+		}
+	}
+	r->iters = b.completed;
+	r->seconds = (double)(b.last - b.start) / (double)hz;
+	r->peak_mps = b.peak;
+	r->interrupted = perf_stop != 0;
+	bw_free(c, &b);
+	return rc;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * droce-perf: perftest's bandwidth and latency tests on droce. Shared declarations.
+ *   droce_perf.c   main: EAL, the runs over the sizes, Ctrl-C
+ *   opts.c         command line (perftest's options)
+ *   setup.c        devices, PD, MRs, CQs, QPs, connection (in-process)
+ *   verb_write.c   one file per verb (testpmd style): a struct perf_verb of ops
+ *   verb_read.c, verb_send.c, verb_atomic.c
+ *   bw.c, lat.c    the bandwidth and latency drivers
+ *   rawfwd.c       the raw DPDK forwarding rate of the same ports (testpmd io-forward)
+ *   bounds.c       memcpy and ISA-L CRC rates on one core: the physical bound
+ *   report.c       perftest's lines, droce's ratios, counters, JSON, progress line
+ */
+#ifndef PERF_H
+#define PERF_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <droce.h>
+#include <droce_engine.h>
+
+#define PERF_MAX_QP 1024	/* per side, as DROCE_MAX_QP */
+#define PERF_MAX_SIZE (1u << 23)
+
+enum perf_test { PERF_BW, PERF_LAT };
+
+struct perf_ctx;
+
+/* One verb (write, read, send, atomic): what differs between them. */
+struct perf_verb {
+	const char *name;
+	bool lat_halved;	/* latency is RTT/2 (write, send) or the full round (read, atomic) */
+	bool needs_recv;	/* the server posts receive WRs */
+	uint32_t fixed_size;	/* atomic: 8; 0 = any size */
+	int access;		/* access the server's MR grants */
+	/* Fill a WR from @p side's QP @p q to the peer (wr_id and send_flags are the caller's). */
+	void (*wr_init)(const struct perf_ctx *c, int side, unsigned int q,
+			struct ibv_send_wr *wr, struct ibv_sge *sge);
+	/* One latency iteration on QP 0; returns 0 or -1 (error already printed). */
+	int (*lat_once)(struct perf_ctx *c, uint64_t it);
+};
+
+extern const struct perf_verb perf_verb_write, perf_verb_read, perf_verb_send,
+	perf_verb_atomic;
+
+struct perf_opts {
+	const struct perf_verb *verb;
+	enum perf_test test;
+	uint32_t size;
+	bool all_sizes;		/* -a: 2 .. 2^23 */
+	uint64_t iters;		/* -n */
+	double duration;	/* -D seconds; 0 = by iterations */
+	unsigned int qps;	/* -q */
+	unsigned int tx_depth;	/* -t */
+	enum ibv_mtu mtu;	/* -m; 0 = the port's active MTU */
+	unsigned int inline_size;	/* -I */
+	unsigned int cq_mod;	/* -Q */
+	bool report_gbits;
+	bool ignore_freq;	/* -F: accepted; droce measures with the TSC */
+	bool json;
+	bool no_raw;		/* --no-raw: skip the raw-link and memcpy/CRC phases */
+	double raw_seconds;	/* length of the raw forwarding phase per size */
+	const char *eal;	/* --eal: EAL arguments; NULL = droce-perf's default */
+};
+
+/* One side's objects. Side 0 is the client (requester), side 1 the server. */
+struct perf_side {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_cq *scq, *rcq;
+	struct droce_mr *mr;
+	uint8_t *buf;		/* qps slots of slot bytes: the peer writes/reads the lower */
+	size_t slot;		/* half, this side sends from the upper half */
+	struct droce_qp *qp[PERF_MAX_QP];
+	uint64_t *rx_posted;	/* per QP: receives posted (send tests) */
+};
+
+struct perf_ctx {
+	const struct perf_opts *o;
+	struct perf_side side[2];
+	enum ibv_mtu mtu;	/* path MTU in use */
+	uint32_t size;		/* message size of the current run */
+	bool engine_inline;
+	uint64_t mem_per_qp;	/* bytes of RSS per connected QP (both ends), 0 if unknown */
+	struct droce_counters cnt[2];	/* this run (one size) */
+	struct droce_counters tot[2];	/* every run so far */
+};
+
+/* The result of one run (one size). */
+struct perf_result {
+	uint32_t size;
+	uint64_t iters;		/* completed */
+	double seconds;
+	double peak_mps;	/* bw: best slice, messages per second */
+	/* lat: per-iteration samples in microseconds, sorted */
+	double *lat;
+	uint64_t n_lat;
+	bool interrupted;
+};
+
+/* The references measured by droce-perf on this run's ports and core. */
+struct perf_refs {
+	double raw_mpps;	/* io-forward packets per second / 1e6 (0: not measured) */
+	double raw_hop_us;	/* one hop of a single packet ping-pong, median */
+	uint32_t frame_len;	/* frame length used for the raw phase */
+	double memcpy_gbs;	/* GB/s (1e9) on the message size */
+	double crc_gbs;
+	double bound_gbs;	/* 1 / (2/crc + 1/memcpy) */
+};
+
+extern volatile sig_atomic_t perf_stop;
+
+/* opts.c */
+int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
+
+/* setup.c */
+int perf_setup_open(struct perf_ctx *c);
+int perf_setup_qps(struct perf_ctx *c);
+void perf_setup_close(struct perf_ctx *c);
+void perf_step(const struct perf_ctx *c);
+int perf_post_recv(struct perf_ctx *c, int side, unsigned int q);
+int perf_fill_recv(struct perf_ctx *c);
+void perf_wr_base(const struct perf_ctx *c, int side, unsigned int q, enum ibv_wr_opcode op,
+		  struct ibv_send_wr *wr, struct ibv_sge *sge);
+uint8_t *perf_local(const struct perf_ctx *c, int side, unsigned int q);
+uint8_t *perf_target(const struct perf_ctx *c, int side, unsigned int q);
+uint32_t perf_frame_len(uint32_t size, enum ibv_mtu mtu);
+
+/* bw.c, lat.c */
+int perf_bw_run(struct perf_ctx *c, struct perf_result *r);
+int perf_lat_run(struct perf_ctx *c, struct perf_result *r);
+int perf_wait_wc(struct perf_ctx *c, struct droce_cq *cq, struct ibv_wc *wc);
+int perf_lat_post(struct perf_ctx *c, int side, struct ibv_send_wr *wr, bool wait);
+int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
+
+/* rawfwd.c: before the devices are opened (the engine does not own the ports yet). */
+int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_refs *refs);
+
+/* bounds.c */
+void perf_bounds_measure(uint32_t size, struct perf_refs *refs);
+
+/* report.c */
+void perf_report_header(const struct perf_opts *o);
+void perf_report_line(const struct perf_ctx *c, const struct perf_result *r,
+		      const struct perf_refs *refs);
+void perf_report_footer(const struct perf_opts *o);
+int perf_counters_take(struct perf_ctx *c);
+void perf_report_counters(const struct perf_ctx *c);
+void perf_progress(const struct perf_ctx *c, uint64_t done, uint64_t total, double seconds);
+void perf_progress_clear(void);
+double perf_now(void);
+
+#endif /* PERF_H */

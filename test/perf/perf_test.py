@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""droce-perf works: short runs over the embedded default (two droce devices joined in-process)
+with perftest's output format, JSON that parses, and clear errors for bad options. Timings are
+printed by droce-perf but never asserted."""
+import json
+import re
+import subprocess
+import sys
+
+PERF = sys.argv[1]
+NUM = r'\s+[0-9]+(\.[0-9]+)?'
+
+
+def run(*args, code=0):
+    p = subprocess.run([PERF, *args], capture_output=True, text=True, timeout=100)
+    if p.returncode != code:
+        sys.exit(f'droce-perf {" ".join(args)}: exit {p.returncode}, expected {code}\n'
+                 f'{p.stdout}\n{p.stderr}')
+    return p
+
+
+def lines_with(out, header, ncols):
+    """The numeric lines after perftest's column header: exactly ncols numbers each."""
+    lines = out.splitlines()
+    at = [i for i, l in enumerate(lines) if l.startswith(header)]
+    assert at, f'no header {header!r} in\n{out}'
+    rows = []
+    for l in lines[at[0] + 1:]:
+        if not re.fullmatch(r'(' + NUM + r'){' + str(ncols) + r'}\s*', ' ' + l):
+            break
+        rows.append(l.split())
+    assert rows, f'no result line after {header!r} in\n{out}'
+    return rows
+
+
+BW = ' #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]'
+LAT = ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]'
+
+
+def check_counters(out):
+    assert 'Engine counters' in out and 'client droce0:' in out, out
+    assert 'WARNING' not in out, out   # no retransmission or drop on a lossless link
+    assert 'raw[Mpps]' in out or 'raw hop' in out, out
+
+
+def write_bw_64_bytes():
+    out = run('write_bw', '-s', '64', '-n', '1000', '--raw-time', '0.05').stdout
+    rows = lines_with(out, BW, 5)
+    assert rows[0][0] == '64' and rows[0][1] == '1000', rows
+    check_counters(out)
+    out = run('write_bw', '-s', '4096', '-n', '500', '-q', '4', '--report_gbits',
+              '--no-raw').stdout
+    lines_with(out, BW.replace('MB/sec', 'Gb/sec'), 5)
+
+
+def write_lat():
+    out = run('write_lat', '-s', '8', '-n', '300', '--raw-time', '0.05').stdout
+    rows = lines_with(out, LAT, 9)
+    assert rows[0][0] == '8' and rows[0][1] == '300', rows
+    t = [float(x) for x in rows[0][2:]]
+    assert t[0] <= t[2] <= t[1], t        # min <= typical <= max
+    check_counters(out)
+
+
+def read_bw_and_atomic_lat():
+    out = run('read_bw', '-s', '4096', '-n', '500', '--no-raw').stdout
+    lines_with(out, BW, 5)
+    out = run('atomic_lat', '-n', '200', '--no-raw').stdout
+    assert lines_with(out, LAT, 9)[0][0] == '8'
+    out = run('send_lat', '-s', '64', '-n', '200', '--no-raw').stdout
+    lines_with(out, LAT, 9)
+
+
+def send_bw_all_sizes_json():
+    out = run('send_bw', '-a', '-n', '20', '-t', '16', '-Q', '4', '--json',
+              '--raw-time', '0.02').stdout
+    objs = [json.loads(l) for l in out.splitlines()]
+    assert [o['bytes'] for o in objs] == [2 ** i for i in range(1, 24)], out
+    for o in objs:
+        assert o['test'] == 'send_bw' and o['iterations'] == 20 and not o['interrupted'], o
+        assert o['msg_rate_Mpps'] > 0 and o['counters']['client']['tx_packets'] > 0, o
+
+
+def bad_options_refused():
+    for args, msg in [(['write_bw', '-s', '0'], "bad size '0'"),
+                      (['write_bw', '--bogus'], "unknown option '--bogus'"),
+                      (['nonsense_bw'], "unknown test 'nonsense_bw'"),
+                      (['write_bw', '-c', 'UD'], 'connection UD is not supported'),
+                      (['write_bw', '-m', '1500'], "bad MTU '1500'"),
+                      (['write_bw', '-q', '5000'], "bad QP count '5000'"),
+                      ([], 'no test given')]:
+        p = run(*args, code=1)
+        assert msg in p.stderr and p.stdout == '', (args, p.stderr)
+    assert 'Usage: droce-perf TEST' in run('--help').stdout
+
+
+globals()[sys.argv[2]]()
