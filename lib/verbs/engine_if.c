@@ -117,16 +117,28 @@ void verbs_qp_reset_queues(struct verbs_qp *qp)
 
 /* Caller holds ctl_lock. IBA 10.3.1 / 11.6.3: in ERR every WQE completes with flush status;
  * a QP on an SRQ reports the last WQE reached. */
-static void enter_err_locked(struct verbs_qp *qp)
+/* Move to ERR without flushing yet; false when the QP was in RESET or ERR already. */
+static bool to_err_locked(struct verbs_qp *qp)
 {
 	uint32_t st = verbs_qp_state(qp);
 
 	if (st == IBV_QPS_RESET || st == IBV_QPS_ERR)
-		return;
+		return false;
 	verbs_qp_set_state(qp, IBV_QPS_ERR);
+	return true;
+}
+
+static void flush_err_locked(struct verbs_qp *qp)
+{
 	verbs_qp_flush(qp, true, true);
 	if (qp->pub.srq != NULL)
 		verbs_qp_event(&qp->pub, IBV_EVENT_QP_LAST_WQE_REACHED);
+}
+
+static void enter_err_locked(struct verbs_qp *qp)
+{
+	if (to_err_locked(qp))
+		flush_err_locked(qp);
 }
 
 void verbs_qp_enter_err(struct verbs_qp *qp)
@@ -214,6 +226,7 @@ int verbs_sq_complete_err(struct droce_qp *q, enum ibv_wc_status status, uint32_
 {
 	struct verbs_qp *qp = to_vqp(q);
 	struct verbs_wq *sq = &qp->sq;
+	bool changed = false;
 	struct ibv_wc wc;
 	int rc;
 
@@ -221,14 +234,20 @@ int verbs_sq_complete_err(struct droce_qp *q, enum ibv_wc_status status, uint32_
 		return -EINVAL;
 	send_wc(qp, verbs_wq_slot(sq, sq->done), status, vendor_err, &wc);
 	verbs_ring_retire(&sq->r, ++sq->done);	/* slot free before its CQE shows */
-	rc = verbs_cq_push(to_vcq(q->send_cq), &wc, false);
+	/* The state changes before the error completion shows (an application that polls it
+	 * then finds the QP in ERR/SQE), and the flush completions follow it. */
 	pthread_mutex_lock(&qp->ctl_lock);
 	if (q->qp_type == IBV_QPT_RC) {
-		enter_err_locked(qp);	/* IBA 10.8.3.3: RC send errors put the QP in ERR */
+		changed = to_err_locked(qp);	/* IBA 10.8.3.3: RC send errors put the QP in ERR */
 	} else if (verbs_qp_state(qp) == IBV_QPS_RTS || verbs_qp_state(qp) == IBV_QPS_SQD) {
 		verbs_qp_set_state(qp, IBV_QPS_SQE);	/* UC/UD: only the send queue stops */
-		flush_sq(qp);
+		changed = true;
 	}
+	rc = verbs_cq_push(to_vcq(q->send_cq), &wc, false);
+	if (changed && q->qp_type == IBV_QPT_RC)
+		flush_err_locked(qp);
+	else if (changed)
+		flush_sq(qp);
 	pthread_mutex_unlock(&qp->ctl_lock);
 	verbs_qp_check_cqs(qp);
 	return rc;
@@ -265,11 +284,21 @@ static int push_recv(struct verbs_qp *qp, uint64_t wr_id, const struct ibv_wc *i
 
 	wc.wr_id = wr_id;
 	wc.qp_num = qp->pub.qp_num;
-	rc = verbs_cq_push(to_vcq(qp->pub.recv_cq), &wc, solicited);
-	/* IBA 10.8.3: responder errors end an RC QP; UC/UD receive errors are class D/E (the
-	 * QP goes on) and the transport moves the QP to ERR itself when one is fatal. */
-	if (wc.status != IBV_WC_SUCCESS && qp->pub.qp_type == IBV_QPT_RC)
-		verbs_qp_enter_err(qp);
+	/* IBA 10.8.3: responder errors end an RC QP (in ERR before the error completion
+	 * shows, flushes after it); UC/UD receive errors are class D/E (the QP goes on) and the
+	 * transport moves the QP to ERR itself when one is fatal. */
+	if (wc.status != IBV_WC_SUCCESS && qp->pub.qp_type == IBV_QPT_RC) {
+		bool changed;
+
+		pthread_mutex_lock(&qp->ctl_lock);
+		changed = to_err_locked(qp);
+		rc = verbs_cq_push(to_vcq(qp->pub.recv_cq), &wc, solicited);
+		if (changed)
+			flush_err_locked(qp);
+		pthread_mutex_unlock(&qp->ctl_lock);
+	} else {
+		rc = verbs_cq_push(to_vcq(qp->pub.recv_cq), &wc, solicited);
+	}
 	if (rc < 0 || wc.status != IBV_WC_SUCCESS)
 		verbs_qp_check_cqs(qp);
 	return rc;
