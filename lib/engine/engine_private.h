@@ -38,7 +38,7 @@ extern int engine_logtype;
 #define ENGINE_BURST 32			/**< RX burst, TX flush unit, transport_tx budget */
 #define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
 #define ENGINE_MAX_LCORES 8
-#define ENGINE_MAX_QPS (DROCE_MAX_QP * DROCE_MAX_DEVICES)
+#define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_MAX_QP per device, every device */
 #define ENGINE_MCAST_LOOP 64		/**< multicast frames queued for the device's own QPs */
 
 /** [engine] settings (engine_config_load()). */
@@ -70,6 +70,7 @@ struct engine_qp {
 	uint64_t deadline;		/**< as in the timer heap; UINT64_MAX: not in it */
 	uint32_t heap_idx;
 	uint32_t list_idx;		/**< in engine_lcore.qps */
+	uint32_t active_idx;		/**< in engine_lcore.active; UINT32_MAX: not in it */
 };
 
 /** Fault injection on a device's transport TX path (fault.c); all zero when off. */
@@ -131,6 +132,11 @@ struct engine_lcore {
 	struct engine_dev *devs[DROCE_MAX_DEVICES];
 	uint32_t n_qps;
 	struct engine_qp **qps;		/**< ENGINE_MAX_QPS slots */
+	/* The QPs the TX step visits (loop.c): those whose doorbell rang and those the engine
+	 * touched (RX, timer, modify) until they have no TX work left. */
+	uint32_t n_active;
+	struct engine_qp **active;	/**< ENGINE_MAX_QPS slots */
+	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;
 	uint64_t idle_iters;
 	/* Control calls (engine.c). */
@@ -152,8 +158,13 @@ unsigned int engine_calls_poll(struct engine_lcore *lc);
 unsigned int engine_iteration(struct engine_lcore *lc);
 /** The dedicated lcore's main function (rte_eal_remote_launch). */
 int engine_lcore_main(void *arg);
-/** Re-read @p eq's transport deadline and place it in the timer heap. */
+/** After a transport call on @p eq: re-read its deadline and place it in the timer heap, and
+ *  have the TX step visit it (the call may have left TX work: ACK, response, open window). */
 void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq);
+/** Have the TX step visit @p eq until it has no TX work. */
+void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq);
+/** @p eq goes away: the TX step forgets it. */
+void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq);
 
 /* qp.c */
 extern const struct verbs_engine_ops engine_verbs_ops;

@@ -4,8 +4,9 @@
 /*
  * The engine loop. One iteration, the same for a dedicated lcore and for an inline caller:
  *   1. RX: a burst from every served port, classified and dispatched (classify.c);
- *   2. TX: every QP whose transport has work (SQ doorbell, ACK or response due) transmits up
- *      to ENGINE_BURST packets, no more than its device's TX buffer has room for;
+ *   2. TX: the active QPs (doorbell rung by droce_post_send(), or touched by the engine: RX,
+ *      timer, modify) transmit up to ENGINE_BURST packets each, no more than their device's
+ *      TX buffer has room for; a QP with no TX work left leaves the active list;
  *   3. timers: the transport deadlines that expired (timer heap) and neighbour retries;
  *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
  *   5. TX flush: buffered frames to the ports.
@@ -24,23 +25,61 @@
 /* TX room kept free for what the RX path and the timers emit unasked (ACKs, NAKs). */
 #define TX_RESERVE (2 * ENGINE_BURST)
 
+/* A doorbell rang for @p slot (verbs_owner_doorbells()): visit its QP. */
+static void doorbell(void *arg, uint32_t slot)
+{
+	struct engine_lcore *lc = arg;
+	struct engine_qp *eq = lc->by_slot[slot];
+
+	if (eq != NULL)	/* NULL: destroyed since it rang */
+		engine_qp_activate(lc, eq);
+}
+
 /*
  * Backpressure: a QP transmits only what its device's TX buffer can take, so a port that
  * lags (a full ring, a slow peer) holds new packets back in the SQ instead of making the
- * engine drop them and the transport retransmit them.
+ * engine drop them and the transport retransmit them. A QP held back stays active.
  */
+static unsigned int tx_one(struct engine_lcore *lc, struct engine_qp *eq)
+{
+	unsigned int room = ENGINE_TXBUF - eq->edev->n_tx;
+	unsigned int n;
+
+	if (room <= (unsigned int)TX_RESERVE || !transport_tx_pending(eq->t))
+		return 0;
+	n = transport_tx(&lc->env, eq->t, RTE_MIN((unsigned int)ENGINE_BURST, room - TX_RESERVE));
+	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
+	return n;
+}
+
+/*
+ * Does @p eq stay active? Only when it has no TX work is it disarmed, and then re-checked: a
+ * post that published its SQ head before the disarm is seen by the re-check, one after it
+ * rings the doorbell again (the disarm's exchange pairs with verbs_qp_db_ring()'s). A QP in
+ * ERR stays: droce_post_recv() rings no doorbell, and in ERR a receive WQE must be flushed.
+ */
+static bool keep_active(struct engine_qp *eq)
+{
+	if (transport_tx_pending(eq->t))
+		return true;
+	verbs_qp_db_disarm(eq->qp);
+	return transport_tx_pending(eq->t) || verbs_qp_cur_state(eq->qp) == IBV_QPS_ERR;
+}
+
+/* The TX work of an iteration is O(QPs with work), not O(QPs). */
 static unsigned int tx_qps(struct engine_lcore *lc)
 {
-	unsigned int i, work = 0;
+	unsigned int i = 0, work = 0;
 
-	for (i = 0; i < lc->n_qps; i++) {
-		struct engine_qp *eq = lc->qps[i];
-		unsigned int room = ENGINE_TXBUF - eq->edev->n_tx;
+	verbs_owner_doorbells(&lc->owner, doorbell, lc);
+	while (i < lc->n_active) {
+		struct engine_qp *eq = lc->active[i];
 
-		if (room <= (unsigned int)TX_RESERVE || !transport_tx_pending(eq->t))
-			continue;
-		work += transport_tx(&lc->env, eq->t, RTE_MIN((unsigned int)ENGINE_BURST, room - TX_RESERVE));
-		engine_qp_rearm(lc, eq);
+		work += tx_one(lc, eq);
+		if (keep_active(eq))
+			i++;
+		else
+			engine_qp_deactivate(lc, eq);	/* the last one moves to i: visit it next */
 	}
 	return work;
 }

@@ -38,6 +38,7 @@ static void add_on_lcore(struct engine_lcore *lc, void *arg)
 	eq->list_idx = lc->n_qps;
 	lc->qps[lc->n_qps++] = eq;
 	eq->edev->qps[eq->qp->qp_num - DROCE_QPN_BASE] = eq;
+	lc->by_slot[verbs_qp_db_slot(eq->qp)] = eq;
 }
 
 static int qp_created(struct droce_qp *qp)
@@ -56,6 +57,7 @@ static int qp_created(struct droce_qp *qp)
 	eq->edev = edev;
 	eq->deadline = UINT64_MAX;
 	eq->heap_idx = UINT32_MAX;
+	eq->active_idx = UINT32_MAX;
 	eq->t = transport_qp_create(qp);
 	if (eq->t == NULL) {
 		rc = rte_errno > 0 ? -rte_errno : -ENOMEM;
@@ -85,6 +87,8 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 	lc->qps[eq->list_idx] = last;
 	last->list_idx = eq->list_idx;
 	eq->edev->qps[qp->qp_num - DROCE_QPN_BASE] = NULL;
+	lc->by_slot[verbs_qp_db_slot(qp)] = NULL;	/* a doorbell still set is now stale */
+	engine_qp_deactivate(lc, eq);
 	/* The application may destroy the QP right after polling its last receive completion:
 	 * the ACK for that request may still be queued (behind READ responses, or coalescing).
 	 * Send it, and hand it to the port now: inline, no iteration may follow. */
@@ -115,6 +119,27 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq)
 {
 	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
+	engine_qp_activate(lc, eq);
+}
+
+void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq)
+{
+	if (eq->active_idx != UINT32_MAX)
+		return;
+	eq->active_idx = lc->n_active;
+	lc->active[lc->n_active++] = eq;
+}
+
+void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq)
+{
+	struct engine_qp *last;
+
+	if (eq->active_idx == UINT32_MAX)
+		return;
+	last = lc->active[--lc->n_active];
+	lc->active[eq->active_idx] = last;
+	last->active_idx = eq->active_idx;
+	eq->active_idx = UINT32_MAX;
 }
 
 /* ---- Per-QP counters (public: droce_engine.h) ---- */

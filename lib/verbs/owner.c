@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <string.h>
 
 #include "verbs_private.h"
 
@@ -36,6 +37,8 @@ int verbs_owner_init(struct verbs_owner *o, const char *name)
 	o->head = NULL;
 	o->tail = NULL;
 	o->pending = 0;
+	memset(o->db_sum, 0, sizeof(o->db_sum));
+	memset(o->db_bits, 0, sizeof(o->db_bits));
 	return -pthread_mutex_init(&o->lock, NULL);
 }
 
@@ -145,4 +148,74 @@ unsigned int verbs_owner_poll(struct verbs_owner *o)
 		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	}
 	return n;
+}
+
+/* ---- Doorbells (verbs_engine.h) ---- */
+
+uint32_t verbs_qp_db_slot(const struct droce_qp *qp)
+{
+	return verbs_device_index(qp->context->device) * DROCE_MAX_QP +
+	       (qp->qp_num - DROCE_QPN_BASE);
+}
+
+void verbs_qp_db_ring(struct droce_qp *q)
+{
+	struct verbs_qp *qp = to_vqp(q);
+	/* Pairs with the store-release in verbs_qp_attach(). */
+	struct verbs_owner *o = __atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE);
+	uint32_t slot;
+	uint64_t bit;
+
+	if (o == NULL)
+		return;	/* unowned: whoever drives it polls its queues */
+	/* Pairs with the exchange in verbs_qp_db_disarm(): if that one comes later, the owner's
+	 * re-check after it sees the head this thread published; if it came first, this reads 0
+	 * and rings. Already armed: the owner watches the QP and will see the head. */
+	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	slot = verbs_qp_db_slot(q);
+	bit = UINT64_C(1) << (slot % 64);
+	/* Only the poster that makes the word non-zero marks the summary, after the word: the
+	 * owner clears the summary before it takes the word. Both pair with the exchanges in
+	 * verbs_owner_doorbells(). */
+	if ((__atomic_fetch_or(&o->db_bits[slot / 64], bit, __ATOMIC_ACQ_REL) & ~bit) != 0)
+		return;
+	__atomic_fetch_or(&o->db_sum[slot / 64 / 64], UINT64_C(1) << (slot / 64 % 64),
+			  __ATOMIC_RELEASE);
+}
+
+static unsigned int take_word(struct verbs_owner *o, uint32_t w,
+			      void (*fn)(void *arg, uint32_t slot), void *arg)
+{
+	/* Pairs with the fetch-or of the word in verbs_qp_db_ring(). */
+	uint64_t bits = __atomic_exchange_n(&o->db_bits[w], 0, __ATOMIC_ACQ_REL);
+	unsigned int n = 0;
+
+	for (; bits != 0; bits &= bits - 1, n++)
+		fn(arg, w * 64 + (uint32_t)__builtin_ctzll(bits));
+	return n;
+}
+
+unsigned int verbs_owner_doorbells(struct verbs_owner *o, void (*fn)(void *arg, uint32_t slot),
+				   void *arg)
+{
+	unsigned int i, n = 0;
+	uint64_t sum;
+
+	for (i = 0; i < VERBS_DB_SUM_WORDS; i++) {
+		if (__atomic_load_n(&o->db_sum[i], __ATOMIC_RELAXED) == 0)
+			continue;	/* the common case: one load per 4096 slots */
+		/* Pairs with the fetch-or of the summary in verbs_qp_db_ring(). */
+		sum = __atomic_exchange_n(&o->db_sum[i], 0, __ATOMIC_ACQUIRE);
+		for (; sum != 0; sum &= sum - 1)
+			n += take_word(o, i * 64 + (uint32_t)__builtin_ctzll(sum), fn, arg);
+	}
+	return n;
+}
+
+void verbs_qp_db_disarm(struct droce_qp *q)
+{
+	/* Pairs with the exchange in verbs_qp_db_ring(): the caller's re-check of the queues
+	 * comes after this, so it sees every head published before a ring that found 1. */
+	__atomic_exchange_n(&to_vqp(q)->db_armed, 0, __ATOMIC_ACQ_REL);
 }

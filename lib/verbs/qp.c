@@ -4,8 +4,9 @@
 /*
  * Queue pairs: create, destroy, query, and the application side of the send and receive
  * queues (droce_post_send(), droce_post_recv()). Posting takes only the queue's producer
- * spinlock (application side, verbs_ring.h), reads the QP state with load-acquire and publishes
- * the new head with store-release: no system call, no lock the engine takes.
+ * spinlock (application side, verbs_ring.h), reads the QP state with load-acquire, publishes
+ * the new head with store-release and (send) rings the owner's doorbell with atomic
+ * exchange/fetch-or (owner.c): no system call, no lock the engine takes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -334,7 +335,7 @@ static bool send_state_ok(uint32_t st)
 int droce_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct verbs_qp *qp;
-	uint32_t head;
+	uint32_t head, head0;
 	int rc = 0;
 
 	if (bad_wr != NULL)
@@ -345,7 +346,7 @@ int droce_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_
 	if (!send_state_ok(verbs_qp_state(qp)))
 		return EINVAL;
 	verbs_lock(&qp->sq.lock);
-	head = verbs_ring_head(&qp->sq.r);
+	head0 = head = verbs_ring_head(&qp->sq.r);
 	for (; wr != NULL; wr = wr->next) {
 		rc = check_send(qp, wr);
 		if (rc == 0 && verbs_ring_room(&qp->sq.r, head) == 0)
@@ -357,8 +358,10 @@ int droce_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_
 		fill_send(qp, verbs_wq_slot(&qp->sq, head), wr);
 		head++;
 	}
-	verbs_ring_publish(&qp->sq.r, head);	/* the doorbell */
+	verbs_ring_publish(&qp->sq.r, head);
 	verbs_unlock(&qp->sq.lock);
+	if (head != head0)
+		verbs_qp_db_ring(q);	/* the doorbell: after the head it announces */
 	return rc;
 }
 

@@ -26,8 +26,13 @@
  *   atomic load) and wait; the owner applies it between two data-path steps by calling
  *   verbs_owner_poll() from its loop. So control never races the
  *   data path, and the data path never takes a lock for control's sake.
- * Doorbell: the store-release of a queue's head by droce_post_*() is the doorbell; the owner
- * polls the heads of its QPs (verbs_ring_ready()).
+ * Doorbell: the store-release of a queue's head by droce_post_*() publishes the WQEs; an owned
+ * QP's droce_post_send() then rings its owner's doorbell (verbs_qp_db_ring()) unless the QP is
+ * already armed, i.e. the owner is watching it. The owner collects the rung doorbells with
+ * verbs_owner_doorbells() and stops watching a QP that has no work with verbs_qp_db_disarm()
+ * followed by a re-check of the queues, so it visits only QPs with work and misses no post.
+ * droce_post_recv() rings nothing: a new receive WQE gives the engine TX work only in ERR
+ * (the flush), and the engine keeps watching a QP in ERR.
  *
  * Completion rules implemented here (so every engine gets them right):
  * - selective signalling: a successful send WQE makes a CQE only if it was posted with
@@ -184,8 +189,19 @@ struct droce_device *verbs_device_find(const char *name);
 
 /* ---- Ownership ---- */
 
+/** Doorbell slots of an owner: one per QP number of every device (verbs_qp_db_slot()). */
+#define VERBS_DB_SLOTS (DROCE_MAX_DEVICES * DROCE_MAX_QP)
+#define VERBS_DB_WORDS ((VERBS_DB_SLOTS + 63) / 64)
+#define VERBS_DB_SUM_WORDS ((VERBS_DB_WORDS + 63) / 64)
+
 /** An engine (lcore) that owns QPs. */
 struct verbs_owner {
+	/* Doorbells (verbs_qp_db_ring()): bit s of db_bits is set when the QP of slot s got SQ
+	 * work while the owner was not watching it; bit w of db_sum is set after db_bits[w] went
+	 * from 0 to non-zero. Posting threads fetch-or, the owner exchanges with 0: wait-free on
+	 * both sides, and plain C11 atomics, which ThreadSanitizer sees. */
+	uint64_t db_sum[VERBS_DB_SUM_WORDS] __attribute__((aligned(64)));
+	uint64_t db_bits[VERBS_DB_WORDS] __attribute__((aligned(64)));
 	/* Control requests: any thread queues (lock), the owner takes them all at once. The
 	 * owner's loop reads @c pending first (load-acquire, pairing with the store-release
 	 * under the lock), so an idle owner costs one load per poll. */
@@ -222,6 +238,23 @@ int verbs_qp_attach(struct droce_qp *qp, struct verbs_owner *o);
 /** Called by the owner from its loop: apply the queued control requests (modify_qp, detach on
  *  destroy). Cheap when none is queued. @return the number applied. */
 unsigned int verbs_owner_poll(struct verbs_owner *o);
+
+/** The doorbell slot of @p qp in its owner, stable for the QP's life: device index *
+ *  DROCE_MAX_QP + (qp_num - DROCE_QPN_BASE). */
+uint32_t verbs_qp_db_slot(const struct droce_qp *qp);
+/** Posting side (droce_post_send(), after publishing the SQ head): tell @p qp's owner that it
+ *  has new work, unless the owner watches it already. No lock, no system call. No-op for an
+ *  unowned QP (its driver polls it). */
+void verbs_qp_db_ring(struct droce_qp *qp);
+/** Owner: call @p fn(@p arg, slot) for every doorbell rung since the last call (a slot may be
+ *  stale: its QP destroyed, or replaced by a new one). @return how many. */
+unsigned int verbs_owner_doorbells(struct verbs_owner *o, void (*fn)(void *arg, uint32_t slot),
+				   void *arg);
+/** Owner: stop watching @p qp, so that the next post rings its doorbell again. The owner must
+ *  re-check the QP's queues after this call before it forgets the QP: a post whose head the
+ *  re-check does not see rings the doorbell. A QP is armed from its first post on until this
+ *  call; the owner may watch a QP without arming it. */
+void verbs_qp_db_disarm(struct droce_qp *qp);
 
 /* ---- Engine hooks ----
  * The engine is a layer above verbs: it registers these once (at load time) and verbs calls
