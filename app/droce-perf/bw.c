@@ -203,7 +203,7 @@ static int bw_step(struct perf_ctx *c, struct bw_run *b, uint64_t *stall)
 		if (post_chain(c, b, q) != 0)
 			return -1;
 	n = poll_send(c, b);
-	if (n < 0 || (c->o->verb->needs_recv && poll_recv(c) != 0))
+	if (n < 0 || (c->o->verb->needs_recv && c->fd < 0 && poll_recv(c) != 0))
 		return -1;
 	if (n > 0) {
 		b->last = now;

@@ -13,6 +13,10 @@
  * CRC per message size); the devices are opened (the engine takes the ports); QPs are
  * connected; then one run per size. Ctrl-C stops the run in progress, which is reported as
  * it stands ("interrupted"), and exits with 130.
+ *
+ * Two processes (--server, --client; peer.c, serve.c): each process has one side, over
+ * vhost-user; the raw-link phase is not run there (it needs both ports in one process), the
+ * memcpy/CRC bounds are; both sides print the client's results and both sides' counters.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -100,11 +104,32 @@ static void references(const struct perf_opts *o, const uint32_t *sz, unsigned i
 
 		if (i > 0 && fl == refs[i - 1].frame_len)
 			refs[i] = refs[i - 1];
-		else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
+		else if (o->role != PERF_BOTH) {
+			if (i == 0 && !o->json)
+				fprintf(stderr, "droce-perf: raw link not measured in two-process "
+					"mode (memcpy/CRC references only)\n");
+		} else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
 			fprintf(stderr, "droce-perf: raw link not measured (needs the two ports "
 				"of an in-process pair)\n");
 		perf_bounds_measure(sz[i], &refs[i]);
 	}
+}
+
+/* One size: run it (or, as a two-process server, serve it) and exchange the results. */
+static int run_one(struct perf_ctx *c, struct perf_result *r)
+{
+	int rc;
+
+	if (perf_counters_take(c) != 0)
+		return -1;
+	if (c->o->role == PERF_SERVER)
+		rc = perf_serve(c, r);
+	else
+		rc = c->o->test == PERF_BW ? perf_bw_run(c, r) : perf_lat_run(c, r);
+	perf_counters_take(c);
+	if (rc == 0 && c->fd >= 0)
+		rc = perf_results_exchange(c, r);
+	return rc;
 }
 
 static int run_sizes(struct perf_ctx *c, const uint32_t *sz, unsigned int n,
@@ -116,15 +141,26 @@ static int run_sizes(struct perf_ctx *c, const uint32_t *sz, unsigned int n,
 	for (i = 0; i < n && rc == 0 && !perf_stop; i++) {
 		struct perf_result r = { .size = sz[i] };
 
+		if (c->o->conn == IBV_QPT_UD && sz[i] > 128u << c->mtu)
+			break;		/* UD: one packet per message */
 		c->size = sz[i];
-		if (perf_counters_take(c) != 0)
-			return -1;
-		rc = c->o->test == PERF_BW ? perf_bw_run(c, &r) : perf_lat_run(c, &r);
-		perf_counters_take(c);
+		if (c->fd >= 0 && (rc = perf_peer_size(c, sz[i], false)) != 0)
+			return rc > 0 ? 0 : -1;
+		rc = run_one(c, &r);
 		perf_report_line(c, &r, &refs[i]);
 		free(r.lat);
 	}
+	if (c->o->role == PERF_CLIENT && rc == 0 && i < n)
+		(void)perf_peer_size(c, 0, true);	/* stopped early: the server may be gone */
 	return rc;
+}
+
+static void sides(struct perf_ctx *c, const struct perf_opts *o)
+{
+	c->o = o;
+	c->fd = -1;
+	c->lo = o->role == PERF_SERVER ? 1 : 0;
+	c->hi = o->role == PERF_CLIENT ? 0 : 1;
 }
 
 static int list_devices(void)
@@ -154,15 +190,22 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return rc > 0 ? 0 : 1;
 	signal(SIGINT, on_sigint);
-	c.o = &o;
+	signal(SIGPIPE, SIG_IGN);	/* a peer gone is an error of the write, not a signal */
+	sides(&c, &o);
 	n = sizes(&o, sz);
-	if (eal_start(&o) != 0 || list_devices() != 0)
+	if ((o.role != PERF_BOTH && perf_peer_start(&o, &c) != 0) || eal_start(&o) != 0 ||
+	    list_devices() != 0) {
+		perf_peer_stop(&c);
 		return 1;
+	}
 	if (!o.no_raw)
 		references(&o, sz, n, refs);
 	rc = perf_setup_open(&c);
 	if (rc == 0)
 		rc = perf_setup_qps(&c);
+	if (rc == 0 && c.fd >= 0)
+		rc = perf_peer_barrier(&c) == 0 && perf_warmup(&c) == 0 &&
+		     perf_peer_barrier(&c) == 0 ? 0 : -1;
 	if (rc == 0) {
 		perf_report_header(&o);
 		rc = run_sizes(&c, sz, n, refs);
@@ -170,6 +213,7 @@ int main(int argc, char **argv)
 		perf_report_counters(&c);
 	}
 	perf_setup_close(&c);
+	perf_peer_stop(&c);
 	if (perf_stop) {
 		fprintf(stderr, "droce-perf: interrupted\n");
 		return 130;

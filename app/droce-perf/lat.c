@@ -32,16 +32,27 @@ static int stalled(const char *what)
 	return -1;
 }
 
-/* One completion from @p cq; -1 on an error completion or a stall, -2 on Ctrl-C. */
+/* Two processes, server: the client's result is arriving (checked now and then). */
+static bool client_done(const struct perf_ctx *c, unsigned int *spin)
+{
+	return c->o->role == PERF_SERVER && (++*spin & 1023) == 0 &&
+	       perf_peer_ready((struct perf_ctx *)c);
+}
+
+/* One completion from @p cq; -1 on an error completion or a stall, -2 on Ctrl-C, 1 on a
+ * server when the client is done. */
 int perf_wait_wc(struct perf_ctx *c, struct droce_cq *cq, struct ibv_wc *wc)
 {
 	uint64_t end = deadline();
+	unsigned int spin = 0;
 	int n;
 
 	while ((n = droce_poll_cq(cq, 1, wc)) == 0) {
 		if (perf_stop)
 			return -2;
-		if (rte_rdtsc() > end)
+		if (client_done(c, &spin))
+			return 1;
+		if (c->o->role != PERF_SERVER && rte_rdtsc() > end)
 			return stalled("completion");
 		perf_step(c);
 	}
@@ -53,15 +64,18 @@ int perf_wait_wc(struct perf_ctx *c, struct droce_cq *cq, struct ibv_wc *wc)
 	return 0;
 }
 
-/* Wait until the peer's RDMA WRITE has set *p to @p v. */
+/* Wait until the peer's RDMA WRITE has set *p to @p v (return values: perf_wait_wc). */
 int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v)
 {
 	uint64_t end = deadline();
+	unsigned int spin = 0;
 
 	while (*p != v) {
 		if (perf_stop)
 			return -2;
-		if (rte_rdtsc() > end)
+		if (client_done(c, &spin))
+			return 1;
+		if (c->o->role != PERF_SERVER && rte_rdtsc() > end)
 			return stalled("RDMA WRITE");
 		perf_step(c);
 	}

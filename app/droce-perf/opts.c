@@ -14,7 +14,7 @@
 #include "perf.h"
 
 enum {
-	OPT_GBITS = 256, OPT_JSON, OPT_NO_RAW, OPT_RAW_TIME, OPT_EAL,
+	OPT_GBITS = 256, OPT_JSON, OPT_NO_RAW, OPT_RAW_TIME, OPT_EAL, OPT_SERVER, OPT_CLIENT,
 };
 
 static const struct option long_opts[] = {
@@ -29,6 +29,9 @@ static const struct option long_opts[] = {
 	{ "inline_size", required_argument, NULL, 'I' },
 	{ "cq-mod", required_argument, NULL, 'Q' },
 	{ "CPU-freq", no_argument, NULL, 'F' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "server", no_argument, NULL, OPT_SERVER },
+	{ "client", no_argument, NULL, OPT_CLIENT },
 	{ "report_gbits", no_argument, NULL, OPT_GBITS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "no-raw", no_argument, NULL, OPT_NO_RAW },
@@ -53,12 +56,16 @@ static void usage(FILE *f)
 		"  -q, --qp=N              QPs (bw tests; default 1, at most %d)\n"
 		"  -t, --tx-depth=N        outstanding WRs per QP (bw; default 128)\n"
 		"  -m, --mtu=BYTES         path MTU 256..4096 (default: the port's active MTU)\n"
-		"  -c, --connection=RC     transport (RC; UC and UD are not in droce yet)\n"
+		"  -c, --connection=TYPE   RC (default), UC (write, send) or UD (send, size <= MTU)\n"
 		"  -I, --inline_size=BYTES inline data up to this size (default 0 bw, 236 lat)\n"
 		"  -Q, --cq-mod=N          one signalled WR every N (bw; default 100)\n"
 		"  -F, --CPU-freq          accepted (droce-perf times with the TSC)\n"
+		"  -p, --port=PORT         two processes: TCP port of the set-up channel (18515)\n"
 		"      --report_gbits      bandwidth in Gb/s instead of MB/s (2^20 bytes)\n"
 		"droce-perf's own:\n"
+		"      --server, --client  two processes over vhost-user on this machine: start\n"
+		"                          the server first, then the client with the same options\n"
+		"                          (the set-up channel is TCP on 127.0.0.1; hugepages)\n"
 		"      --json              one JSON object per size on stdout, nothing else there\n"
 		"      --no-raw            skip the raw-link and memcpy/CRC reference phases\n"
 		"      --raw-time=SECONDS  length of the raw forwarding phase (default 0.3)\n"
@@ -120,17 +127,17 @@ static int mtu(const char *s, enum ibv_mtu *out)
 	return -1;
 }
 
-static int connection(const char *s)
+static int connection(const char *s, enum ibv_qp_type *out)
 {
-	if (strcmp(s, "RC") == 0)
+	*out = perf_conn_parse(s);
+	if (*out != IBV_QPT_DRIVER)
 		return 0;
-	if (strcmp(s, "UC") == 0 || strcmp(s, "UD") == 0 || strcmp(s, "XRC") == 0 ||
-	    strcmp(s, "DC") == 0 || strcmp(s, "SRD") == 0) {
-		fprintf(stderr, "droce-perf: connection %s is not supported: droce's transports "
-			"are RC only for now\n", s);
+	if (strcmp(s, "XRC") == 0 || strcmp(s, "DC") == 0 || strcmp(s, "SRD") == 0) {
+		fprintf(stderr, "droce-perf: connection %s is not supported: droce has RC, UC "
+			"and UD\n", s);
 		return -1;
 	}
-	fprintf(stderr, "droce-perf: bad connection '%s' (RC)\n", s);
+	fprintf(stderr, "droce-perf: bad connection '%s' (RC, UC or UD)\n", s);
 	return -1;
 }
 
@@ -170,6 +177,8 @@ static void defaults(struct perf_opts *o)
 	o->tx_depth = 128;
 	o->cq_mod = 100;
 	o->raw_seconds = 0.3;
+	o->conn = IBV_QPT_RC;
+	o->port = PERF_DEFAULT_PORT;
 }
 
 /* Defaults that depend on the test, for what the command line left unset. */
@@ -209,7 +218,10 @@ static int one(int opt, const char *arg, struct perf_opts *o, bool set[3])
 	case 'q': rc = num("QP count", arg, 1, PERF_MAX_QP, &v); o->qps = (unsigned int)v; break;
 	case 't': rc = num("TX depth", arg, 1, 8192, &v); o->tx_depth = (unsigned int)v; break;
 	case 'm': rc = mtu(arg, &o->mtu); break;
-	case 'c': rc = connection(arg); break;
+	case 'c': rc = connection(arg, &o->conn); break;
+	case 'p': rc = num("port", arg, 1, 65535, &v); o->port = (uint16_t)v; break;
+	case OPT_SERVER: o->role = PERF_SERVER; break;
+	case OPT_CLIENT: o->role = PERF_CLIENT; break;
 	case 'I': rc = num("inline size", arg, 0, 512, &v); o->inline_size = (unsigned int)v;
 		set[2] = true; break;
 	case 'Q': rc = num("CQ moderation", arg, 1, 8192, &v); o->cq_mod = (unsigned int)v; break;
@@ -232,7 +244,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 
 	defaults(o);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "s:an:D:q:t:m:c:I:Q:Fh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:an:D:q:t:m:c:I:Q:Fp:h", long_opts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 1;
@@ -255,7 +267,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 				argv[optind + 1]);
 		goto fail;
 	}
-	if (test_name(argv[optind], o) != 0)
+	if (test_name(argv[optind], o) != 0 || perf_conn_check(o) != 0)
 		goto fail;
 	finish(o, set[0], set[1], set[2]);
 	return 0;

@@ -5,7 +5,10 @@
  * droce-perf: perftest's bandwidth and latency tests on droce. Shared declarations.
  *   droce_perf.c   main: EAL, the runs over the sizes, Ctrl-C
  *   opts.c         command line (perftest's options)
- *   setup.c        devices, PD, MRs, CQs, QPs, connection (in-process)
+ *   setup.c        devices, PD, MRs, CQs, QPs (the local sides)
+ *   connect.c      RC/UC/UD: QP type, INIT -> RTR -> RTS, address handles
+ *   peer.c         two processes: the TCP set-up channel, generated vhost-user configuration
+ *   serve.c        two processes: the server's loop and the exchange of results
  *   verb_write.c   one file per verb (testpmd style): a struct perf_verb of ops
  *   verb_read.c, verb_send.c, verb_atomic.c
  *   bw.c, lat.c    the bandwidth and latency drivers
@@ -28,6 +31,12 @@
 
 enum perf_test { PERF_BW, PERF_LAT };
 
+/* In-process (both sides here), or one side of a two-process run over vhost-user. */
+enum perf_role { PERF_BOTH, PERF_CLIENT, PERF_SERVER };
+
+#define PERF_DEFAULT_PORT 18515	/* perftest's */
+#define PERF_GRH 40		/* UD: the GRH ahead of every received message */
+
 struct perf_ctx;
 
 /* One verb (write, read, send, atomic): what differs between them. */
@@ -42,6 +51,9 @@ struct perf_verb {
 			struct ibv_send_wr *wr, struct ibv_sge *sge);
 	/* One latency iteration on QP 0; returns 0 or -1 (error already printed). */
 	int (*lat_once)(struct perf_ctx *c, uint64_t it);
+	/* Two processes, latency: the server's part of iteration @p it (NULL: passive);
+	 * 0, 1 (the client said stop) or -1. */
+	int (*lat_serve)(struct perf_ctx *c, uint64_t it);
 };
 
 extern const struct perf_verb perf_verb_write, perf_verb_read, perf_verb_send,
@@ -65,6 +77,9 @@ struct perf_opts {
 	bool no_raw;		/* --no-raw: skip the raw-link and memcpy/CRC phases */
 	double raw_seconds;	/* length of the raw forwarding phase per size */
 	const char *eal;	/* --eal: EAL arguments; NULL = droce-perf's default */
+	enum ibv_qp_type conn;	/* -c: IBV_QPT_RC, UC or UD */
+	enum perf_role role;	/* --server, --client */
+	uint16_t port;		/* -p: TCP port of the set-up channel */
 };
 
 /* One side's objects. Side 0 is the client (requester), side 1 the server. */
@@ -77,11 +92,24 @@ struct perf_side {
 	size_t slot;		/* half, this side sends from the upper half */
 	struct droce_qp *qp[PERF_MAX_QP];
 	uint64_t *rx_posted;	/* per QP: receives posted (send tests) */
+	struct droce_ah *ah;	/* UD: towards the peer's GID */
+};
+
+/* What one side's peer needs to know of it (local, or received over the set-up channel). */
+struct perf_view {
+	union ibv_gid gid;	/* the IPv4 GID (index 1) */
+	uint64_t addr;		/* its buffer: slot q at addr + slot * q */
+	uint64_t slot;
+	uint32_t rkey;
+	uint32_t qpn[PERF_MAX_QP];
 };
 
 struct perf_ctx {
 	const struct perf_opts *o;
 	struct perf_side side[2];
+	struct perf_view view[2];	/* side i as its peer addresses it */
+	int lo, hi;		/* the local sides: 0..1 in-process, 0..0 client, 1..1 server */
+	int fd;			/* two processes: the set-up channel; -1 in-process */
 	enum ibv_mtu mtu;	/* path MTU in use */
 	uint32_t size;		/* message size of the current run */
 	bool engine_inline;
@@ -130,6 +158,28 @@ uint8_t *perf_local(const struct perf_ctx *c, int side, unsigned int q);
 uint8_t *perf_target(const struct perf_ctx *c, int side, unsigned int q);
 uint32_t perf_frame_len(uint32_t size, enum ibv_mtu mtu);
 
+/* connect.c */
+enum ibv_qp_type perf_conn_parse(const char *s);
+int perf_conn_check(const struct perf_opts *o);
+int perf_connect_qp(struct perf_ctx *c, int side, unsigned int q);
+int perf_ah_create(struct perf_ctx *c, int side);
+void perf_wr_ud(const struct perf_ctx *c, int side, unsigned int q, struct ibv_send_wr *wr);
+
+/* peer.c */
+int perf_peer_start(struct perf_opts *o, struct perf_ctx *c);
+int perf_peer_send(struct perf_ctx *c, const void *p, size_t len);
+int perf_peer_recv(struct perf_ctx *c, void *p, size_t len);
+int perf_peer_ready(struct perf_ctx *c);
+int perf_peer_views(struct perf_ctx *c);
+void perf_peer_stop(struct perf_ctx *c);
+
+/* serve.c */
+int perf_serve(struct perf_ctx *c, struct perf_result *r);
+int perf_results_exchange(struct perf_ctx *c, struct perf_result *r);
+int perf_peer_size(struct perf_ctx *c, uint32_t size, bool last);
+int perf_peer_barrier(struct perf_ctx *c);
+int perf_warmup(struct perf_ctx *c);
+
 /* bw.c, lat.c */
 int perf_bw_run(struct perf_ctx *c, struct perf_result *r);
 int perf_lat_run(struct perf_ctx *c, struct perf_result *r);
@@ -149,6 +199,7 @@ void perf_report_line(const struct perf_ctx *c, const struct perf_result *r,
 		      const struct perf_refs *refs);
 void perf_report_footer(const struct perf_opts *o);
 int perf_counters_take(struct perf_ctx *c);
+void perf_counters_add(struct perf_ctx *c, int side, const struct droce_counters *v);
 void perf_report_counters(const struct perf_ctx *c);
 void perf_progress(const struct perf_ctx *c, uint64_t done, uint64_t total, double seconds);
 void perf_progress_clear(void);

@@ -50,13 +50,23 @@ static const char *title(const struct perf_opts *o)
 	return names[v][o->test == PERF_LAT];
 }
 
+static const char *link_name(const struct perf_opts *o)
+{
+	return o->role == PERF_BOTH ? "in-process (droce0 -> droce1)" :
+	       o->role == PERF_SERVER ? "two processes, vhost-user (this: server, net_vhost)" :
+	       "two processes, vhost-user (this: client, net_virtio_user)";
+}
+
 void perf_report_header(const struct perf_opts *o)
 {
+	static const char *const conn[] = { [IBV_QPT_RC] = "RC", [IBV_QPT_UC] = "UC",
+					    [IBV_QPT_UD] = "UD" };
+
 	if (o->json)
 		return;
 	printf("%s\n%*s%s\n", DASHES, 20, "", title(o));
-	printf(" Link           : in-process (droce0 -> droce1)\n");
-	printf(" Connection type: RC\t\tUsing %u QPs\n", o->qps);
+	printf(" Link           : %s\n", link_name(o));
+	printf(" Connection type: %s\t\tUsing %u QPs\n", conn[o->conn], o->qps);
 	printf(" TX depth       : %u\t\tCQ Moderation: %u\n", o->tx_depth, o->cq_mod);
 	printf(" Inline data    : %u[B]\n", o->inline_size);
 	printf("%s\n", DASHES);
@@ -235,20 +245,29 @@ void perf_report_footer(const struct perf_opts *o)
 	       "MR\n%s\n", DASHES);
 }
 
-/* Read and reset both sides' counters: this run's, added to the totals. */
+/* @p v is side @p side's counters of this run: added to its totals. */
+void perf_counters_add(struct perf_ctx *c, int side, const struct droce_counters *v)
+{
+	unsigned int j, n = sizeof(struct droce_counters) / sizeof(uint64_t);
+	uint64_t *t = (uint64_t *)&c->tot[side];
+
+	c->cnt[side] = *v;
+	for (j = 0; j < n; j++)
+		t[j] += ((const uint64_t *)v)[j];
+}
+
+/* Read and reset the local sides' counters: this run's, added to the totals (a remote
+ * side's come with the results, serve.c). */
 int perf_counters_take(struct perf_ctx *c)
 {
-	unsigned int i, j, n = sizeof(struct droce_counters) / sizeof(uint64_t);
+	struct droce_counters v;
+	int i;
 
-	for (i = 0; i < 2; i++) {
-		uint64_t *t = (uint64_t *)&c->tot[i];
-		const uint64_t *v = (const uint64_t *)&c->cnt[i];
-
-		if (droce_query_counters(c->side[i].ctx, &c->cnt[i]) != 0 ||
+	for (i = c->lo; i <= c->hi; i++) {
+		if (droce_query_counters(c->side[i].ctx, &v) != 0 ||
 		    droce_counters_reset(c->side[i].ctx) != 0)
 			return -1;
-		for (j = 0; j < n; j++)
-			t[j] += v[j];
+		perf_counters_add(c, i, &v);
 	}
 	return 0;
 }
@@ -286,8 +305,8 @@ void perf_report_counters(const struct perf_ctx *c)
 		return;
 	}
 	printf(" Engine counters (droce_query_counters, all sizes):\n");
-	counters_side("client droce0", &c->tot[0]);
-	counters_side("server droce1", &c->tot[1]);
+	counters_side(c->fd < 0 ? "client droce0" : "client virtio0", &c->tot[0]);
+	counters_side(c->fd < 0 ? "server droce1" : "server vhost0", &c->tot[1]);
 	if (c->mem_per_qp != 0)
 		printf(" Memory per idle QP (RSS growth while creating and connecting): %llu "
 		       "bytes\n", (unsigned long long)c->mem_per_qp);

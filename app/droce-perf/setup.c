@@ -2,10 +2,12 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The objects of a run, in one process: the client (side 0) is the first device, the server
- * (side 1) the second (droce0 and droce1 of the embedded default). Each side has a PD, one send
- * and one receive CQ shared by its QPs, one MR with a slot per QP; QP i of the client is
- * connected to QP i of the server, both walked to RTS through the public API.
+ * The objects of a run. In one process the client (side 0) is the first device, the server
+ * (side 1) the second (droce0 and droce1 of the embedded default); in a two-process run only
+ * this process's side exists, on the one device of its generated configuration (peer.c). Each
+ * side has a PD, one send and one receive CQ shared by its QPs, one MR with a slot per QP;
+ * QP i of the client is connected to QP i of the server (connect.c), which each side knows
+ * by its view (QPNs, GID, address, R_Key: local, or received over the set-up channel).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,17 +67,17 @@ static int open_devices(struct perf_ctx *c)
 			strerror(errno));
 		return -1;
 	}
-	if (n < 2) {
+	if (n < c->hi - c->lo + 1) {
 		fprintf(stderr, "droce-perf: an in-process run needs two devices (client and "
 			"server); the configuration has %d\n", n);
 		droce_free_device_list(list);
 		return -1;
 	}
-	for (i = 0; i < 2; i++) {
-		c->side[i].ctx = droce_open_device(list[i]);
+	for (i = c->lo; i <= c->hi; i++) {
+		c->side[i].ctx = droce_open_device(list[i - c->lo]);
 		if (c->side[i].ctx == NULL) {
 			fprintf(stderr, "droce-perf: cannot open %s: %s\n",
-				droce_get_device_name(list[i]), strerror(errno));
+				droce_get_device_name(list[i - c->lo]), strerror(errno));
 			droce_free_device_list(list);
 			return -1;
 		}
@@ -89,14 +91,14 @@ static int port_ready(struct perf_ctx *c)
 	struct ibv_port_attr pa;
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = c->lo; i <= c->hi; i++) {
 		if (droce_query_port(c->side[i].ctx, 1, &pa) != 0 ||
 		    pa.state != IBV_PORT_ACTIVE) {
 			fprintf(stderr, "droce-perf: the peer is unreachable: port of side %d "
 				"is not active\n", i);
 			return -1;
 		}
-		if (i == 0)
+		if (i == c->lo)
 			c->mtu = pa.active_mtu;
 	}
 	if (c->o->mtu != 0) {
@@ -108,6 +110,18 @@ static int port_ready(struct perf_ctx *c)
 		c->mtu = c->o->mtu;
 	}
 	return 0;
+}
+
+/* UD: one packet per message. */
+static int ud_size(const struct perf_ctx *c)
+{
+	uint32_t pmtu = 128u << c->mtu;
+
+	if (c->o->conn != IBV_QPT_UD || c->o->all_sizes || c->o->size <= pmtu)
+		return 0;
+	fprintf(stderr, "droce-perf: UD messages are one packet: size %u is above the path MTU "
+		"%u\n", c->o->size, pmtu);
+	return -1;
 }
 
 static int side_objects(struct perf_ctx *c, struct perf_side *s)
@@ -125,16 +139,21 @@ static int side_objects(struct perf_ctx *c, struct perf_side *s)
 
 int perf_setup_open(struct perf_ctx *c)
 {
-	if (open_devices(c) != 0 || port_ready(c) != 0)
+	int i;
+
+	if (open_devices(c) != 0 || port_ready(c) != 0 || ud_size(c) != 0)
 		return -1;
 	c->engine_inline = droce_engine_is_inline();
-	return side_objects(c, &c->side[0]) == 0 && side_objects(c, &c->side[1]) == 0 ? 0 : -1;
+	for (i = c->lo; i <= c->hi; i++)
+		if (side_objects(c, &c->side[i]) != 0)
+			return -1;
+	return 0;
 }
 
 static int create_qp(struct perf_ctx *c, struct perf_side *s, unsigned int q)
 {
 	struct droce_qp_init_attr ia = {
-		.send_cq = s->scq, .recv_cq = s->rcq, .qp_type = IBV_QPT_RC,
+		.send_cq = s->scq, .recv_cq = s->rcq, .qp_type = c->o->conn,
 		.cap = { .max_send_wr = tx_depth(c), .max_recv_wr = rx_depth(c),
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = c->o->inline_size },
@@ -146,61 +165,6 @@ static int create_qp(struct perf_ctx *c, struct perf_side *s, unsigned int q)
 		return -1;
 	}
 	return 0;
-}
-
-static int to_init(struct droce_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC };
-
-	return droce_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			       IBV_QP_ACCESS_FLAGS);
-}
-
-static int to_rtr(const struct perf_ctx *c, struct droce_qp *qp, const struct perf_side *peer,
-		  struct droce_qp *pqp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = c->mtu,
-		.dest_qp_num = pqp->qp_num, .rq_psn = pqp->qp_num * 7919u & 0xffffff,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = 1 };
-
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	if (droce_query_gid(peer->ctx, 1, 1, &a.ah_attr.grh.dgid) != 0)
-		return EINVAL;
-	return droce_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			       IBV_QP_MIN_RNR_TIMER);
-}
-
-static int to_rts(struct droce_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .sq_psn = qp->qp_num * 7919u & 0xffffff,
-		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
-
-	return droce_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int connect_qp(struct perf_ctx *c, unsigned int q)
-{
-	int i, rc = 0;
-
-	for (i = 0; i < 2 && rc == 0; i++) {
-		struct perf_side *s = &c->side[i], *p = &c->side[1 - i];
-
-		rc = to_init(s->qp[q]);
-		if (rc == 0)
-			rc = to_rtr(c, s->qp[q], p, p->qp[q]);
-		if (rc == 0)
-			rc = to_rts(s->qp[q]);
-	}
-	if (rc != 0)
-		fprintf(stderr, "droce-perf: cannot connect QP %u: %s\n", q, strerror(rc));
-	return rc == 0 ? 0 : -1;
 }
 
 static int memory(struct perf_ctx *c, struct perf_side *s)
@@ -230,21 +194,61 @@ static int memory(struct perf_ctx *c, struct perf_side *s)
 	return 0;
 }
 
-int perf_setup_qps(struct perf_ctx *c)
+/* What the peer of @p side needs to know of it. */
+static int view(struct perf_ctx *c, int side)
 {
-	uint64_t rss0 = rss_bytes(), rss1;
+	struct perf_side *s = &c->side[side];
+	struct perf_view *v = &c->view[side];
+	unsigned int q;
+
+	if (droce_query_gid(s->ctx, 1, 1, &v->gid) != 0) {
+		fprintf(stderr, "droce-perf: the device has no IPv4 GID\n");
+		return -1;
+	}
+	v->addr = (uintptr_t)s->buf;
+	v->slot = s->slot;
+	v->rkey = s->mr->rkey;
+	for (q = 0; q < c->o->qps; q++)
+		v->qpn[q] = s->qp[q]->qp_num;
+	return 0;
+}
+
+static int create_qps(struct perf_ctx *c)
+{
 	unsigned int q;
 	int i;
 
-	for (q = 0; q < c->o->qps; q++)
-		if (create_qp(c, &c->side[0], q) != 0 || create_qp(c, &c->side[1], q) != 0 ||
-		    connect_qp(c, q) != 0)
+	for (i = c->lo; i <= c->hi; i++)
+		for (q = 0; q < c->o->qps; q++)
+			if (create_qp(c, &c->side[i], q) != 0)
+				return -1;
+	for (i = c->lo; i <= c->hi; i++)
+		if (view(c, i) != 0)
 			return -1;
-	rss1 = rss_bytes();
-	c->mem_per_qp = rss1 > rss0 ? (rss1 - rss0) / (2 * c->o->qps) : 0;
-	for (i = 0; i < 2; i++)
+	return c->o->role != PERF_BOTH ? perf_peer_views(c) : 0;
+}
+
+int perf_setup_qps(struct perf_ctx *c)
+{
+	uint64_t rss0, rss1;
+	unsigned int q;
+	int i, n = c->hi - c->lo + 1;
+
+	for (i = c->lo; i <= c->hi; i++)
 		if (memory(c, &c->side[i]) != 0)
 			return -1;
+	rss0 = rss_bytes();
+	if (create_qps(c) != 0)
+		return -1;
+	for (i = c->lo; i <= c->hi; i++) {
+		for (q = 0; q < c->o->qps; q++)
+			if (perf_connect_qp(c, i, q) != 0)
+				return -1;
+		if (perf_ah_create(c, i) != 0)
+			return -1;
+	}
+	rss1 = rss_bytes();
+	c->mem_per_qp = rss1 > rss0 ? (rss1 - rss0) / (n * c->o->qps) : 0;
 	return 0;
 }
 
@@ -270,7 +274,7 @@ int perf_fill_recv(struct perf_ctx *c)
 	unsigned int q, d = rx_depth(c);
 	int side;
 
-	for (side = c->o->test == PERF_LAT ? 0 : 1; side < 2; side++)
+	for (side = c->o->test == PERF_LAT ? c->lo : 1; side <= c->hi; side++)
 		for (q = 0; q < c->o->qps; q++)
 			while (c->side[side].rx_posted[q] < d)
 				if (perf_post_recv(c, side, q) != 0)
@@ -298,7 +302,7 @@ uint8_t *perf_target(const struct perf_ctx *c, int side, unsigned int q)
 void perf_wr_base(const struct perf_ctx *c, int side, unsigned int q, enum ibv_wr_opcode op,
 		  struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
-	const struct perf_side *p = &c->side[1 - side];
+	const struct perf_view *p = &c->view[1 - side];
 
 	sge->addr = (uintptr_t)perf_local(c, side, q);
 	sge->length = c->size;
@@ -307,8 +311,8 @@ void perf_wr_base(const struct perf_ctx *c, int side, unsigned int q, enum ibv_w
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->opcode = op;
-	wr->wr.rdma.remote_addr = (uintptr_t)perf_target(c, 1 - side, q);
-	wr->wr.rdma.rkey = p->mr->rkey;
+	wr->wr.rdma.remote_addr = p->addr + p->slot * q;
+	wr->wr.rdma.rkey = p->rkey;
 }
 
 void perf_setup_close(struct perf_ctx *c)
@@ -319,6 +323,8 @@ void perf_setup_close(struct perf_ctx *c)
 	for (i = 0; i < 2; i++) {
 		struct perf_side *s = &c->side[i];
 
+		if (s->ah != NULL)
+			droce_destroy_ah(s->ah);
 		for (q = 0; q < c->o->qps; q++)
 			if (s->qp[q] != NULL)
 				droce_destroy_qp(s->qp[q]);
@@ -340,7 +346,7 @@ void perf_setup_close(struct perf_ctx *c)
 void perf_step(const struct perf_ctx *c)
 {
 	if (c->engine_inline)
-		droce_engine_poll(c->side[0].ctx);
+		droce_engine_poll(c->side[c->lo].ctx);
 	else
 		rte_pause();
 }

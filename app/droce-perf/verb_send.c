@@ -3,7 +3,9 @@
  */
 /*
  * send_bw / send_lat: SEND into receive WRs the server keeps posted. Latency: the client
- * sends, the server's receive completes and it sends back; the round trip is halved.
+ * sends, the server's receive completes and it sends back; the round trip is halved. Over UD
+ * the WR carries the address handle, the peer's QPN and the Q_Key, and every receive buffer
+ * has room for the 40-byte GRH ahead of the message (the slots are at least 2 x size + 64).
  */
 #include <stdio.h>
 
@@ -15,27 +17,47 @@ static void wr_init(const struct perf_ctx *c, int side, unsigned int q, struct i
 	perf_wr_base(c, side, q, IBV_WR_SEND, wr, sge);
 	wr->wr.rdma.remote_addr = 0;
 	wr->wr.rdma.rkey = 0;
+	if (c->o->conn == IBV_QPT_UD)
+		perf_wr_ud(c, side, q, wr);
 }
 
-/* @p side sends to its peer, whose receive completion is awaited and replaced. */
-static int send_one(struct perf_ctx *c, int side)
+static int post_one(struct perf_ctx *c, int side)
 {
-	struct perf_side *p = &c->side[1 - side];
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
-	struct ibv_wc wc;
 
 	wr_init(c, side, 0, &wr, &sge);
-	if (perf_lat_post(c, side, &wr, false) != 0 || perf_wait_wc(c, p->rcq, &wc) != 0)
-		return -1;
-	p->rx_posted[wc.wr_id]--;
-	return perf_post_recv(c, 1 - side, (unsigned int)wc.wr_id);
+	return perf_lat_post(c, side, &wr, false);
+}
+
+/* A receive completion of @p side, replaced. */
+static int recv_one(struct perf_ctx *c, int side)
+{
+	struct ibv_wc wc;
+	int rc = perf_wait_wc(c, c->side[side].rcq, &wc);
+
+	if (rc != 0)
+		return rc;
+	c->side[side].rx_posted[wc.wr_id]--;
+	return perf_post_recv(c, side, (unsigned int)wc.wr_id);
 }
 
 static int lat_once(struct perf_ctx *c, uint64_t it)
 {
 	(void)it;
-	return send_one(c, 0) == 0 && send_one(c, 1) == 0 ? 0 : -1;
+	if (c->fd >= 0)		/* two processes: the server answers (lat_serve) */
+		return post_one(c, 0) == 0 && recv_one(c, 0) == 0 ? 0 : -1;
+	return post_one(c, 0) == 0 && recv_one(c, 1) == 0 && post_one(c, 1) == 0 &&
+	       recv_one(c, 0) == 0 ? 0 : -1;
+}
+
+static int lat_serve(struct perf_ctx *c, uint64_t it)
+{
+	int rc;
+
+	(void)it;
+	rc = recv_one(c, 1);
+	return rc != 0 ? rc : post_one(c, 1);
 }
 
 const struct perf_verb perf_verb_send = {
@@ -44,4 +66,5 @@ const struct perf_verb perf_verb_send = {
 	.needs_recv = true,
 	.wr_init = wr_init,
 	.lat_once = lat_once,
+	.lat_serve = lat_serve,
 };

@@ -25,15 +25,24 @@ static int write_one(struct perf_ctx *c, int side, uint8_t mark)
 	return perf_lat_post(c, side, &wr, false);
 }
 
+static uint8_t mark_of(uint64_t it)
+{
+	return (uint8_t)(it % 255 + 1);
+}
+
+/* The server's half: the client's mark arrives, the server writes it back. */
+static int lat_serve(struct perf_ctx *c, uint64_t it)
+{
+	int rc = perf_wait_byte(c, perf_target(c, 1, 0) + c->size - 1, mark_of(it));
+
+	return rc != 0 ? rc : write_one(c, 1, mark_of(it));
+}
+
 static int lat_once(struct perf_ctx *c, uint64_t it)
 {
-	uint8_t mark = (uint8_t)(it % 255 + 1);
-
-	if (write_one(c, 0, mark) != 0 ||
-	    perf_wait_byte(c, perf_target(c, 1, 0) + c->size - 1, mark) != 0 ||
-	    write_one(c, 1, mark) != 0)
+	if (write_one(c, 0, mark_of(it)) != 0 || (c->fd < 0 && lat_serve(c, it) != 0))
 		return -1;
-	return perf_wait_byte(c, perf_target(c, 0, 0) + c->size - 1, mark);
+	return perf_wait_byte(c, perf_target(c, 0, 0) + c->size - 1, mark_of(it));
 }
 
 const struct perf_verb perf_verb_write = {
@@ -41,4 +50,5 @@ const struct perf_verb perf_verb_write = {
 	.lat_halved = true,
 	.wr_init = wr_init,
 	.lat_once = lat_once,
+	.lat_serve = lat_serve,
 };

@@ -83,11 +83,25 @@ def send_bw_all_sizes_json():
         assert o['msg_rate_Mpps'] > 0 and o['counters']['client']['tx_packets'] > 0, o
 
 
+def uc_write_bw_and_ud_send_lat():
+    out = run('write_bw', '-c', 'UC', '-s', '4096', '-n', '500', '--no-raw').stdout
+    assert 'Connection type: UC' in out, out
+    assert lines_with(out, BW, 5)[0][:2] == ['4096', '500']
+    out = run('send_lat', '-c', 'UD', '-s', '64', '-n', '200', '--no-raw').stdout
+    assert 'Connection type: UD' in out, out
+    assert lines_with(out, LAT, 9)[0][:2] == ['64', '200']
+    out = run('send_bw', '-c', 'UD', '-a', '-n', '20', '-t', '16', '--json', '--no-raw').stdout
+    assert [json.loads(l)['bytes'] for l in out.splitlines()] == [2 ** i for i in range(1, 11)]
+
+
 def bad_options_refused():
     for args, msg in [(['write_bw', '-s', '0'], "bad size '0'"),
                       (['write_bw', '--bogus'], "unknown option '--bogus'"),
                       (['nonsense_bw'], "unknown test 'nonsense_bw'"),
-                      (['write_bw', '-c', 'UD'], 'connection UD is not supported'),
+                      (['write_bw', '-c', 'UD'], 'UD connection only possible in SEND verb'),
+                      (['read_bw', '-c', 'UC'], 'UC connection not possible in READ/ATOMIC'),
+                      (['write_bw', '-c', 'XRC'], 'connection XRC is not supported'),
+                      (['send_bw', '-c', 'UD', '-s', '2048'], 'above the path MTU'),
                       (['write_bw', '-m', '1500'], "bad MTU '1500'"),
                       (['write_bw', '-q', '5000'], "bad QP count '5000'"),
                       ([], 'no test given')]:
