@@ -105,6 +105,20 @@ static unsigned int lat_flags(const struct perf_ctx *c, const struct ibv_send_wr
 	return data && c->size <= c->o->inline_size ? IBV_SEND_INLINE : 0;
 }
 
+/*
+ * lat_once of the verbs whose completion is the round trip (READ, ATOMIC): one request from
+ * QP 0 of side 0, awaited.
+ */
+int perf_lat_request(struct perf_ctx *c, uint64_t it)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
+	RTE_SET_USED(it);
+	c->o->verb->wr_init(c, 0, 0, &wr, &sge);
+	return perf_lat_post(c, 0, &wr, true);
+}
+
 /* Post one latency WR from @p side; with @p wait, signalled and its completion awaited. */
 int perf_lat_post(struct perf_ctx *c, int side, struct ibv_send_wr *wr, bool wait)
 {

@@ -185,6 +185,7 @@ int perf_bw_run(struct perf_ctx *c, struct perf_result *r);
 int perf_lat_run(struct perf_ctx *c, struct perf_result *r);
 int perf_wait_wc(struct perf_ctx *c, struct droce_cq *cq, struct ibv_wc *wc);
 int perf_lat_post(struct perf_ctx *c, int side, struct ibv_send_wr *wr, bool wait);
+int perf_lat_request(struct perf_ctx *c, uint64_t it);
 int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
 
 /* rawfwd.c: before the devices are opened (the engine does not own the ports yet). */

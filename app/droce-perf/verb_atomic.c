@@ -23,20 +23,10 @@ static void wr_init(const struct perf_ctx *c, int side, unsigned int q, struct i
 	wr->wr.atomic.swap = 0;
 }
 
-static int lat_once(struct perf_ctx *c, uint64_t it)
-{
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-
-	(void)it;
-	wr_init(c, 0, 0, &wr, &sge);
-	return perf_lat_post(c, 0, &wr, true);
-}
-
 const struct perf_verb perf_verb_atomic = {
 	.name = "atomic",
 	.lat_halved = false,
 	.fixed_size = 8,
 	.wr_init = wr_init,
-	.lat_once = lat_once,
+	.lat_once = perf_lat_request,
 };

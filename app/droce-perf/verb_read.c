@@ -13,19 +13,9 @@ static void wr_init(const struct perf_ctx *c, int side, unsigned int q, struct i
 	perf_wr_base(c, side, q, IBV_WR_RDMA_READ, wr, sge);
 }
 
-static int lat_once(struct perf_ctx *c, uint64_t it)
-{
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-
-	(void)it;
-	wr_init(c, 0, 0, &wr, &sge);
-	return perf_lat_post(c, 0, &wr, true);
-}
-
 const struct perf_verb perf_verb_read = {
 	.name = "read",
 	.lat_halved = false,
 	.wr_init = wr_init,
-	.lat_once = lat_once,
+	.lat_once = perf_lat_request,
 };
