@@ -161,17 +161,24 @@ static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
+	unsigned int total = 0, bursts = 0;
 	uint16_t i, n;
 
 	if (unlikely(edev->n_loop != 0))
 		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
-	n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
-	for (i = 0; i < n; i++) {
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		edev->cnt.rx_packets++;
-		edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-		rx_one(lc, edev, pkts[i]);
-	}
-	return n;
+	/* Up to ENGINE_RX_BURSTS full bursts: the receive side must keep up with what one
+	 * iteration's TX step can send (hundreds of frames), or the peer's ring fills and its
+	 * QPs stall behind backpressure. */
+	do {
+		n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
+		for (i = 0; i < n; i++) {
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+			edev->cnt.rx_packets++;
+			edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+			rx_one(lc, edev, pkts[i]);
+		}
+		total += n;
+	} while (n == ENGINE_BURST && ++bursts < ENGINE_RX_BURSTS);
+	return total;
 }

@@ -36,6 +36,7 @@ extern int engine_logtype;
 	rte_log(RTE_LOG_##level, engine_logtype, "droce engine: " fmt "\n", ##__VA_ARGS__)
 
 #define ENGINE_BURST 32			/**< RX burst, TX flush unit, transport_tx budget */
+#define ENGINE_RX_BURSTS 8		/**< RX bursts per device and iteration, at most */
 #define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
 #define ENGINE_MAX_LCORES 8
 #define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_MAX_QP per device, every device */
@@ -101,6 +102,7 @@ struct engine_dev {
 	struct neigh_table *neigh;
 	struct engine_qp *qps[DROCE_MAX_QP];	/**< by QPN - DROCE_QPN_BASE (owner only) */
 	uint16_t n_tx;
+	bool tx_stalled;		/**< the last flush left frames behind: port full */
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	struct engine_fault fault;

@@ -75,6 +75,12 @@ static unsigned int tx_qps(struct engine_lcore *lc)
 	while (i < lc->n_active) {
 		struct engine_qp *eq = lc->active[i];
 
+		/* Device buffer full (the port lags): the QP keeps its work and its place; asking
+		 * the transport again would cost O(active QPs) per iteration for nothing. */
+		if (ENGINE_TXBUF - eq->edev->n_tx <= (unsigned int)TX_RESERVE) {
+			i++;
+			continue;
+		}
 		work += tx_one(lc, eq);
 		if (keep_active(eq))
 			i++;

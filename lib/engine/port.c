@@ -87,6 +87,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 		rte_eth_promiscuous_enable(edev->port);
 	rte_eth_allmulticast_enable(edev->port);
 	edev->n_tx = 0;
+	edev->tx_stalled = false;
 	engine_fault_start(edev);
 	edev->started = true;
 	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
@@ -119,13 +120,13 @@ unsigned int engine_dev_flush(struct engine_dev *edev)
 
 	if (edev->n_tx == 0)
 		return 0;
-	for (i = 0; i < edev->n_tx; i++)
-		bytes += rte_pktmbuf_pkt_len(edev->tx[i]);
 	sent = rte_eth_tx_burst(edev->port, 0, edev->tx, edev->n_tx);
-	for (i = sent; i < edev->n_tx; i++)
-		bytes -= rte_pktmbuf_pkt_len(edev->tx[i]);
+	/* Only what the port took: a full port must not make every retry cost O(n_tx). */
+	for (i = 0; i < sent; i++)
+		bytes += rte_pktmbuf_pkt_len(edev->tx[i]);
 	edev->cnt.tx_packets += sent;
 	edev->cnt.tx_bytes += bytes;
+	edev->tx_stalled = sent < edev->n_tx;
 	if (sent != 0 && sent < edev->n_tx)
 		memmove(edev->tx, edev->tx + sent, (edev->n_tx - sent) * sizeof(edev->tx[0]));
 	edev->n_tx -= sent;
@@ -142,7 +143,9 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
 		return;
 	}
 	edev->tx[edev->n_tx++] = m;
-	if (edev->n_tx >= ENGINE_BURST * 4)
+	/* Early flushes keep bursts short; once the port is full, wait for the iteration's
+	 * flush (or a full buffer) instead of retrying a burst per frame. */
+	if (edev->n_tx >= ENGINE_BURST * 4 && !edev->tx_stalled)
 		engine_dev_flush(edev);
 }
 
