@@ -15,7 +15,7 @@
 /** Devices (DPDK ports) in one process. */
 #define DROCE_MAX_DEVICES 8
 /** QPs per device; QP numbers are DROCE_QPN_BASE + index (0 and 1 are reserved by IBA). */
-#define DROCE_MAX_QP 1024
+#define DROCE_MAX_QP 16384
 #define DROCE_QPN_BASE 0x11
 /** Work requests per send or receive queue; queue depths are powers of two up to this. */
 #define DROCE_MAX_QP_WR 16384
@@ -24,7 +24,7 @@
 /** Inline data bytes per send work request. */
 #define DROCE_MAX_INLINE 512
 /** Completion queues per device and completions per CQ (a power of two). */
-#define DROCE_MAX_CQ 1024
+#define DROCE_MAX_CQ 16384
 #define DROCE_MAX_CQE 65536
 /** Memory regions per device: the low DROCE_MR_INDEX_BITS of an lkey/rkey are the index,
  *  the other bits are random. */

@@ -26,7 +26,7 @@
 #include <droce.h>
 #include <droce_engine.h>
 
-#define PERF_MAX_QP 1024	/* per side, as DROCE_MAX_QP */
+#define PERF_MAX_QP 16384	/* per side, as DROCE_MAX_QP */
 #define PERF_MAX_SIZE (1u << 23)
 
 enum perf_test { PERF_BW, PERF_LAT };

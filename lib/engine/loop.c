@@ -66,18 +66,31 @@ static bool keep_active(struct engine_qp *eq)
 	return transport_tx_pending(eq->t) || verbs_qp_cur_state(eq->qp) == IBV_QPS_ERR;
 }
 
-/* The TX work of an iteration is O(QPs with work), not O(QPs). */
+/*
+ * The TX work of an iteration is O(QPs with work), not O(QPs). Each pass starts where the
+ * previous one found a full device buffer, so that when the ports lag every active QP gets
+ * its turn: a QP always last in line would never retransmit, and its retry timer would
+ * count tries it never made.
+ */
 static unsigned int tx_qps(struct engine_lcore *lc)
 {
-	unsigned int i = 0, work = 0;
+	unsigned int k, n, i, work = 0;
+	uint32_t resume = UINT32_MAX;
 
 	verbs_owner_doorbells(&lc->owner, doorbell, lc);
-	while (i < lc->n_active) {
-		struct engine_qp *eq = lc->active[i];
+	n = lc->n_active;
+	i = n != 0 ? lc->tx_next % n : 0;
+	for (k = 0; k < n && lc->n_active != 0; k++) {
+		struct engine_qp *eq;
 
+		if (i >= lc->n_active)
+			i = 0;
+		eq = lc->active[i];
 		/* Device buffer full (the port lags): the QP keeps its work and its place; asking
 		 * the transport again would cost O(active QPs) per iteration for nothing. */
 		if (ENGINE_TXBUF - eq->edev->n_tx <= (unsigned int)TX_RESERVE) {
+			if (resume == UINT32_MAX)
+				resume = i;
 			i++;
 			continue;
 		}
@@ -87,6 +100,7 @@ static unsigned int tx_qps(struct engine_lcore *lc)
 		else
 			engine_qp_deactivate(lc, eq);	/* the last one moves to i: visit it next */
 	}
+	lc->tx_next = resume == UINT32_MAX ? 0 : resume;
 	return work;
 }
 

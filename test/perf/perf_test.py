@@ -103,7 +103,7 @@ def bad_options_refused():
                       (['write_bw', '-c', 'XRC'], 'connection XRC is not supported'),
                       (['send_bw', '-c', 'UD', '-s', '2048'], 'above the path MTU'),
                       (['write_bw', '-m', '1500'], "bad MTU '1500'"),
-                      (['write_bw', '-q', '5000'], "bad QP count '5000'"),
+                      (['write_bw', '-q', '20000'], "bad QP count '20000'"),
                       ([], 'no test given')]:
         p = run(*args, code=1)
         assert msg in p.stderr and p.stdout == '', (args, p.stderr)
