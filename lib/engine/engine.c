@@ -161,10 +161,9 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	snprintf(name, sizeof(name), "drc_pool%u", i);
 	lc->pool = rte_pktmbuf_pool_create(name, engine_cfg.mbufs, 256, 0, data_room(),
 					   (int)rte_socket_id());
-	/* One allocation: the QP list, the active list and the doorbell slot map. */
-	lc->qps = rte_calloc("droce_engine_qps", 3 * ENGINE_MAX_QPS, sizeof(*lc->qps), 0);
-	lc->active = lc->qps + ENGINE_MAX_QPS;
-	lc->by_slot = lc->qps + 2 * ENGINE_MAX_QPS;
+	/* One allocation: the QP list and the doorbell slot map. */
+	lc->qps = rte_calloc("droce_engine_qps", 2 * ENGINE_MAX_QPS, sizeof(*lc->qps), 0);
+	lc->by_slot = lc->qps + ENGINE_MAX_QPS;
 	if (lc->pool == NULL || lc->qps == NULL ||
 	    engine_timers_init(&lc->timers, ENGINE_MAX_QPS) != 0 ||
 	    verbs_owner_init(&lc->owner, name) != 0) {

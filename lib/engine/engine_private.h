@@ -71,7 +71,7 @@ struct engine_qp {
 	uint64_t deadline;		/**< as in the timer heap; UINT64_MAX: not in it */
 	uint32_t heap_idx;
 	uint32_t list_idx;		/**< in engine_lcore.qps */
-	uint32_t active_idx;		/**< in engine_lcore.active; UINT32_MAX: not in it */
+	uint32_t active_idx;		/**< in engine_dev.active; UINT32_MAX: not in it */
 };
 
 /** Fault injection on a device's transport TX path (fault.c); all zero when off. */
@@ -101,6 +101,12 @@ struct engine_dev {
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
 	struct neigh_table *neigh;
 	struct engine_qp *qps[DROCE_MAX_QP];	/**< by QPN - DROCE_QPN_BASE (owner only) */
+	/* The device's QPs the TX step visits (loop.c): those whose doorbell rang and those the
+	 * engine touched (RX, timer, modify) until they have no TX work left. Per device, so a
+	 * full device buffer stops only its own QPs' pass. */
+	uint32_t n_active;
+	uint32_t tx_next;		/**< where the next TX pass starts (round robin) */
+	struct engine_qp *active[DROCE_MAX_QP];
 	uint16_t n_tx;
 	bool tx_stalled;		/**< the last flush left frames behind: port full */
 	struct rte_mbuf *tx[ENGINE_TXBUF];
@@ -134,11 +140,6 @@ struct engine_lcore {
 	struct engine_dev *devs[DROCE_MAX_DEVICES];
 	uint32_t n_qps;
 	struct engine_qp **qps;		/**< ENGINE_MAX_QPS slots */
-	/* The QPs the TX step visits (loop.c): those whose doorbell rang and those the engine
-	 * touched (RX, timer, modify) until they have no TX work left. */
-	uint32_t n_active;
-	uint32_t tx_next;		/**< where the next TX pass starts (round robin) */
-	struct engine_qp **active;	/**< ENGINE_MAX_QPS slots */
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;
 	uint64_t idle_iters;

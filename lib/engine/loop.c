@@ -23,7 +23,7 @@
 #define IDLE_BEFORE_SLEEP 1024
 
 /* TX room kept free for what the RX path and the timers emit unasked (ACKs, NAKs). */
-#define TX_RESERVE (2 * ENGINE_BURST)
+#define TX_RESERVE (2u * ENGINE_BURST)
 
 /* A doorbell rang for @p slot (verbs_owner_doorbells()): visit its QP. */
 static void doorbell(void *arg, uint32_t slot)
@@ -33,6 +33,12 @@ static void doorbell(void *arg, uint32_t slot)
 
 	if (eq != NULL)	/* NULL: destroyed since it rang */
 		engine_qp_activate(lc, eq);
+}
+
+/* Room in the device buffer beyond what the RX path and the timers may need. */
+static bool tx_room(const struct engine_dev *edev)
+{
+	return (unsigned int)(ENGINE_TXBUF - edev->n_tx) > TX_RESERVE;
 }
 
 /*
@@ -45,7 +51,7 @@ static unsigned int tx_one(struct engine_lcore *lc, struct engine_qp *eq)
 	unsigned int room = ENGINE_TXBUF - eq->edev->n_tx;
 	unsigned int n;
 
-	if (room <= (unsigned int)TX_RESERVE || !transport_tx_pending(eq->t))
+	if (!tx_room(eq->edev) || !transport_tx_pending(eq->t))
 		return 0;
 	n = transport_tx(&lc->env, eq->t, RTE_MIN((unsigned int)ENGINE_BURST, room - TX_RESERVE));
 	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
@@ -67,40 +73,43 @@ static bool keep_active(struct engine_qp *eq)
 }
 
 /*
- * The TX work of an iteration is O(QPs with work), not O(QPs). Each pass starts where the
- * previous one found a full device buffer, so that when the ports lag every active QP gets
- * its turn: a QP always last in line would never retransmit, and its retry timer would
- * count tries it never made.
+ * One device's TX pass, O(its QPs with work). It starts where the previous pass found the
+ * device buffer full, so that when the port lags every active QP gets its turn: a QP always
+ * last in line would never retransmit, and its retry timer would count tries it never made.
  */
-static unsigned int tx_qps(struct engine_lcore *lc)
+static unsigned int tx_dev(struct engine_lcore *lc, struct engine_dev *edev)
 {
-	unsigned int k, n, i, work = 0;
-	uint32_t resume = UINT32_MAX;
+	unsigned int k, n = edev->n_active, i, work = 0;
 
-	verbs_owner_doorbells(&lc->owner, doorbell, lc);
-	n = lc->n_active;
-	i = n != 0 ? lc->tx_next % n : 0;
-	for (k = 0; k < n && lc->n_active != 0; k++) {
+	i = n != 0 ? edev->tx_next % n : 0;
+	edev->tx_next = 0;
+	for (k = 0; k < n && edev->n_active != 0; k++) {
 		struct engine_qp *eq;
 
-		if (i >= lc->n_active)
+		if (i >= edev->n_active)
 			i = 0;
-		eq = lc->active[i];
-		/* Device buffer full (the port lags): the QP keeps its work and its place; asking
-		 * the transport again would cost O(active QPs) per iteration for nothing. */
-		if (ENGINE_TXBUF - eq->edev->n_tx <= (unsigned int)TX_RESERVE) {
-			if (resume == UINT32_MAX)
-				resume = i;
-			i++;
-			continue;
+		if (!tx_room(edev)) {
+			/* The port lags: the rest keep their work and their places. */
+			edev->tx_next = i;
+			break;
 		}
+		eq = edev->active[i];
 		work += tx_one(lc, eq);
 		if (keep_active(eq))
 			i++;
 		else
 			engine_qp_deactivate(lc, eq);	/* the last one moves to i: visit it next */
 	}
-	lc->tx_next = resume == UINT32_MAX ? 0 : resume;
+	return work;
+}
+
+static unsigned int tx_qps(struct engine_lcore *lc)
+{
+	unsigned int d, work = 0;
+
+	verbs_owner_doorbells(&lc->owner, doorbell, lc);
+	for (d = 0; d < lc->n_dev; d++)
+		work += tx_dev(lc, lc->devs[d]);
 	return work;
 }
 

@@ -124,20 +124,25 @@ void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq)
 
 void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq)
 {
+	struct engine_dev *edev = eq->edev;
+
+	RTE_SET_USED(lc);
 	if (eq->active_idx != UINT32_MAX)
 		return;
-	eq->active_idx = lc->n_active;
-	lc->active[lc->n_active++] = eq;
+	eq->active_idx = edev->n_active;
+	edev->active[edev->n_active++] = eq;
 }
 
 void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq)
 {
+	struct engine_dev *edev = eq->edev;
 	struct engine_qp *last;
 
+	RTE_SET_USED(lc);
 	if (eq->active_idx == UINT32_MAX)
 		return;
-	last = lc->active[--lc->n_active];
-	lc->active[eq->active_idx] = last;
+	last = edev->active[--edev->n_active];
+	edev->active[eq->active_idx] = last;
 	last->active_idx = eq->active_idx;
 	eq->active_idx = UINT32_MAX;
 }
