@@ -17,6 +17,8 @@
 
 /* 8 bytes of 0xFF + the largest IPv4 header (60) + UDP (8) + BTH (12). */
 #define MASKED_MAX (8 + 60 + 8 + DROCE_BTH_LEN)
+/* Frames up to this many bytes from the IP header take one CRC call (icrc_small()). */
+#define SMALL_MAX 256
 
 /*
  * Copy the variant part of the packet (IP + UDP + BTH) after 8 bytes of 0xFF into @p out,
@@ -50,6 +52,21 @@ static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out, ui
 	return 8 + *covered;
 }
 
+/*
+ * A small frame in one piece (ACKs, short messages): masked headers and the rest in one
+ * buffer and one CRC call, which for tens of bytes costs about half of two calls.
+ */
+static uint32_t icrc_small(const uint8_t *l3, uint32_t len)
+{
+	uint8_t buf[8 + SMALL_MAX];
+	uint32_t covered, n = masked_headers(l3, len, buf, &covered);
+
+	if (n == 0)
+		return 0;
+	memcpy(buf + n, l3 + covered, len - covered);
+	return crc32_gzip_refl(0, buf, n + len - covered);
+}
+
 uint32_t droce_icrc(const void *l3, uint32_t len)
 {
 	uint8_t masked[MASKED_MAX];
@@ -71,6 +88,8 @@ uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len
 
 	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
 		return 0;
+	if (len <= SMALL_MAX && l3_off + len <= rte_pktmbuf_data_len(m))
+		return icrc_small(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
 	/* The headers are usually contiguous; when a chain splits them, gather a copy. */
 	hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
 	n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked, &covered);
