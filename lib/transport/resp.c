@@ -238,6 +238,23 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	return RR_OK;
 }
 
+/*
+ * The resource res_alloc() would reuse still has its response queued: the requester has more
+ * READ/ATOMIC requests outstanding than our max_dest_rd_atomic (IBA 9.5: it must not). Reusing
+ * it would answer the older request's PSNs with the newer request's data, so the request is
+ * dropped and counted instead: the requester's later requests are out of sequence (one
+ * sequence NAK) and its retry finds the resource free once the queued responses have left.
+ */
+static bool res_busy(struct transport_env *env, struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (!s->res[s->res_next % s->nres].queued)
+		return false;
+	TCNT(env, t, rx_rd_atomic_excess);
+	return true;
+}
+
 /* The next responder resource (a ring of max_dest_rd_atomic entries, oldest reused). */
 static uint32_t res_alloc(struct transport_qp *t)
 {
@@ -264,6 +281,8 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 			IBV_ACCESS_REMOTE_READ, &addr);
 	if (rr != RR_OK)
 		return rr;
+	if (res_busy(env, t))
+		return RR_DROP;
 	i = res_alloc(t);
 	s->res[i].kind = RK_READ;
 	s->res[i].first_psn = psn;
@@ -294,6 +313,8 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 	rr = rkey_check(t, rte_be_to_cpu_32(a->rkey), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &addr);
 	if (rr != RR_OK)
 		return rr;
+	if (res_busy(env, t))
+		return RR_DROP;	/* before the atomic executes: its retry will execute it once */
 	if (pkt->opcode == DROCE_OP_RC_COMPARE_SWAP) {
 		orig = rte_be_to_cpu_64(a->cmp);
 		__atomic_compare_exchange_n((uint64_t *)addr, &orig, rte_be_to_cpu_64(a->swap_add),

@@ -112,6 +112,48 @@ static void rd_atomic_depth(void)
 	printf("read_atomic_at_max_rd_atomic_depth: ok\n");
 }
 
+/*
+ * A requester beyond the responder's max_dest_rd_atomic (IBA 9.5 forbids it; a replayed
+ * capture or another stack may do it): every READ is answered with its own data and every
+ * ATOMIC executes once, the excess is dropped and counted (rx_rd_atomic_excess), never
+ * answered with another request's data.
+ */
+static void rd_atomic_beyond_responder_limit(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint64_t *ctr = (uint64_t *)(rbuf + SZ - 64), sum = 0;
+	unsigned int i;
+
+	tt_opts_default(&o);
+	o.max_rd_atomic[0] = 16;
+	o.max_dest_rd_atomic[1] = 2;
+	q = fresh(&o);
+	*ctr = 0;
+	memset(lbuf, 0, 24 * 3000);
+	tt_fill(rbuf, 24 * 3000, 11);
+	for (i = 0; i < 24; i++) {
+		if (i % 3 != 2)
+			post(q, i, IBV_WR_RDMA_READ, lbuf + i * 3000, 3000, rbuf + i * 3000, 0);
+		else
+			post(q, i, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf + SZ - 4096 + i * 8, 8,
+			     (uint8_t *)ctr, 0);
+	}
+	wait_ok(q->scq, 24);
+	for (i = 0; i < 24; i++) {
+		if (i % 3 != 2) {
+			CHECK(memcmp(lbuf + i * 3000, rbuf + i * 3000, 3000) == 0);
+		} else {
+			CHECK_EQ(*(uint64_t *)(lbuf + SZ - 4096 + i * 8), sum);
+			sum += i;
+		}
+	}
+	CHECK_EQ(*ctr, sum);
+	CHECK(tt.cnt[1].rx_rd_atomic_excess > 0);
+	printf("read_atomic_beyond_responder_limit_dropped_counted_answered_once: ok (%" PRIu64
+	       " dropped)\n", tt.cnt[1].rx_rd_atomic_excess);
+}
+
 /* Position of the first tap record matching, or tap_n. */
 static unsigned int tap_pos(int from, int opcode, bool last)
 {
@@ -374,6 +416,7 @@ int main(int argc, char **argv)
 	lmr = tt_mr(&tt, 0, lbuf, SZ, access);
 	rmr = tt_mr(&tt, 1, rbuf, SZ, access);
 	rd_atomic_depth();
+	rd_atomic_beyond_responder_limit();
 	fence();
 	duplicates();
 	out_of_sequence();
