@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * droce-replay: play a capture's requests into a droce device that stands where the capture's
+ * responder stood, record every frame droce sends, print droce's counters and, with
+ * --compare, check droce's responses against the capture's own (doc/droce-replay.md).
+ *
+ * Exit status: 0 replayed (and, with --compare, every response matched); 1 some response
+ * differs; 2 usage error, bad pcap, bad scenario, a request to a QP the scenario lacks;
+ * 3 EAL, the port or a droce call failed.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+
+#include "replay.h"
+
+static void usage(FILE *o)
+{
+	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
+		"[--print-scenario] [-q] CAPTURE.pcap\n");
+}
+
+static void help(void)
+{
+	static const char *const text[] = {
+		"Play the requests of a RoCE v2 capture into a droce device that plays the",
+		"capture's responder (droce's QPNs, R_Keys and VAs written into each request),",
+		"record what droce sends, print droce's counters.",
+		"",
+		"  -s, --scenario FILE  the responder's QPs and MRs (INI, doc/droce-replay.md);",
+		"                       without it they are derived from the capture",
+		"  -o, --output FILE    write every frame droce sends to this pcap",
+		"  -c, --compare        compare droce's responses with the capture's, frame by frame",
+		"  -p, --pace           inject at the capture's own pace (default: as fast as",
+		"                       the engine takes them, in bursts of 32)",
+		"  -1, --step           one request at a time, each answered before the next",
+		"  -r, --responder ADDR the IPv4 address of the side droce plays (default: the",
+		"                       destination of the capture's first request)",
+		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
+		"  -q, --quiet          no counters",
+		"  -h, --help           this text",
+		"",
+		"Exit status: 0 replayed (with --compare: every response matched); 1 a response",
+		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP;",
+		"3 EAL, the port or a droce call failed.",
+	};
+	unsigned int i;
+
+	usage(stdout);
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		puts(text[i]);
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct replay_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "scenario", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "compare", no_argument, NULL, 'c' },
+		{ "pace", no_argument, NULL, 'p' },
+		{ "step", no_argument, NULL, '1' },
+		{ "responder", required_argument, NULL, 'r' },
+		{ "print-scenario", no_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "s:o:cp1r:qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's': o->scenario = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'c': o->compare = true; break;
+		case 'p': o->pace = true; break;
+		case '1': o->step = true; break;
+		case 'r': o->responder = optarg; break;
+		case 'P': o->print_scenario = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h': help(); return REPLAY_EXIT_PASS;
+		default: usage(stderr); return REPLAY_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "droce-replay: expected one capture file\n");
+		usage(stderr);
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->pace && o->step) {
+		fprintf(stderr, "droce-replay: --pace and --step exclude each other\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->scenario != NULL && o->responder != NULL) {
+		fprintf(stderr, "droce-replay: --responder is for a derived scenario; the "
+			"scenario file names droce's side ([device] ipv4)\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	o->capture = argv[optind];
+	return -1;
+}
+
+/* Every request must go to a QP the scenario defines; R_Keys it lacks are left as they are. */
+static int check_names(const struct replay_capture *c, struct replay_scenario *sc)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i];
+		uint32_t qpn = droce_bth_qpn(droce_pkt_bth(&f->pkt));
+
+		if (f->kind == RF_REQUEST && replay_scenario_qp(sc, qpn) == NULL) {
+			fprintf(stderr, "droce-replay: %s: frame %u: request to QP %#x, which the "
+				"scenario does not define (add a [qp %#x] section)\n", c->path,
+				i + 1, qpn, qpn);
+			return REPLAY_EXIT_INPUT;
+		}
+	}
+	return -1;
+}
+
+static int get_scenario(const struct replay_opts *o, struct replay_capture *c,
+			struct replay_scenario *sc)
+{
+	char err[REPLAY_ERR_LEN] = "";
+
+	if (o->scenario != NULL) {
+		if (replay_scenario_load(o->scenario, sc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "droce-replay: %s: %s\n", o->scenario, err);
+			return REPLAY_EXIT_INPUT;
+		}
+		replay_capture_classify(c, sc->ipv4);
+	} else if (replay_derive(c, sc, o->responder, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-replay: %s: cannot derive the responder: %s\n", c->path,
+			err);
+		return REPLAY_EXIT_INPUT;
+	}
+	return check_names(c, sc);
+}
+
+static void summary(const struct replay_opts *o, const struct replay_capture *c,
+		    const struct replay_result *r)
+{
+	printf("capture %s: %u frames: %" PRIu64 " requests injected, %" PRIu64 " malformed "
+	       "injected as they are, %" PRIu64 " responses of the capture's responder, %" PRIu64
+	       " RoCE v2 of the other direction (not injected), %" PRIu64 " not RoCE v2 "
+	       "(ignored)\n", o->capture, c->n, r->kind[RF_REQUEST], r->kind[RF_MALFORMED],
+	       r->kind[RF_RESPONSE], r->kind[RF_OTHER_DIR], r->kind[RF_NOT_ROCE]);
+	printf("droce sent %u frames; receive completions: %" PRIu64 " ok, %" PRIu64 " error\n",
+	       r->n_out, r->recv_ok, r->recv_err);
+}
+
+/* Set up droce, play, report. */
+static int run(const struct replay_opts *o, const struct replay_capture *c,
+	       const struct replay_scenario *sc)
+{
+	struct replay_result r = { 0 };
+	struct replay_pcap_out *pout = NULL;
+	char err[REPLAY_ERR_LEN] = "";
+	struct replay_dev *d;
+	int rc = REPLAY_EXIT_PASS;
+
+	if (o->output != NULL && (pout = replay_pcap_open(o->output, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "droce-replay: %s\n", err);
+		return REPLAY_EXIT_INPUT;
+	}
+	d = replay_dev_open(sc, err, sizeof(err));
+	if (d == NULL) {
+		fprintf(stderr, "droce-replay: droce set-up: %s\n", err);
+		replay_pcap_close(pout);
+		return REPLAY_EXIT_SETUP;
+	}
+	if (replay_play(d, c, o, pout, &r) != 0) {
+		fprintf(stderr, "droce-replay: the replay failed (engine, mbufs or memory)\n");
+		rc = REPLAY_EXIT_SETUP;
+	}
+	replay_pcap_close(pout);
+	summary(o, c, &r);
+	if (!o->quiet)
+		replay_dev_print_counters(d, stdout);
+	if (rc == REPLAY_EXIT_PASS && o->compare && replay_compare(c, &r, stdout) != 0)
+		rc = REPLAY_EXIT_DIFF;
+	replay_result_free(&r);
+	replay_dev_close(d);
+	rte_eal_cleanup();
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct replay_opts o = { 0 };
+	static struct replay_scenario sc;	/* large: not on the stack */
+	struct replay_capture c;
+	char err[REPLAY_ERR_LEN] = "";
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	if (replay_capture_load(o.capture, &c, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-replay: %s: %s\n", o.capture, err);
+		return REPLAY_EXIT_INPUT;
+	}
+	rc = get_scenario(&o, &c, &sc);
+	if (rc < 0 && o.print_scenario) {
+		replay_scenario_print(stdout, &sc, o.scenario != NULL ? NULL : o.capture);
+		rc = REPLAY_EXIT_PASS;
+	}
+	if (rc < 0)
+		rc = run(&o, &c, &sc);
+	replay_scenario_free(&sc);
+	replay_capture_free(&c);
+	return rc;
+}
