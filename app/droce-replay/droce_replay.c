@@ -153,6 +153,8 @@ static void summary(const struct replay_opts *o, const struct replay_capture *c,
 	       r->kind[RF_RESPONSE], r->kind[RF_OTHER_DIR], r->kind[RF_NOT_ROCE]);
 	printf("droce sent %u frames; receive completions: %" PRIu64 " ok, %" PRIu64 " error\n",
 	       r->n_out, r->recv_ok, r->recv_err);
+	printf("replayed in %.3f ms (%s)\n", r->play_us / 1000.0,
+	       o->pace ? "paced" : o->step ? "step" : "fast");
 }
 
 /* Set up droce, play, report. */

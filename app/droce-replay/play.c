@@ -267,6 +267,7 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		}
 	}
 	rc = rc ? rc : settle(p);
+	r->play_us = now_us() - start;
 	for (t_end = now_us() + FINAL_WAIT_US; rc == 0 && now_us() < t_end;)
 		rc = poll_once(p) < 0 ? -1 : 0;	/* timers: a coalesced ACK's, say */
 	free(p);

@@ -131,6 +131,7 @@ struct replay_result {
 	uint64_t kind[RF_KIND_NUM];
 	uint64_t injected;
 	uint64_t recv_ok, recv_err;	/* receive completions on droce's QPs */
+	uint64_t play_us;		/* first injection to the last request's settling */
 };
 
 /* dev.c + play.c */
