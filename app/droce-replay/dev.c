@@ -54,7 +54,7 @@ static int eal_and_port(struct replay_dev *d, char *err, size_t len)
 	d->out = rte_ring_create("replay_out", REPLAY_RING, SOCKET_ID_ANY,
 				 RING_F_SP_ENQ | RING_F_SC_DEQ);
 	d->pool = rte_pktmbuf_pool_create("replay_pool", 4095, 0, 0,
-					  RTE_PKTMBUF_HEADROOM + 9216, SOCKET_ID_ANY);
+					  RTE_PKTMBUF_HEADROOM + REPLAY_MAX_FRAME, SOCKET_ID_ANY);
 	if (d->in == NULL || d->out == NULL || d->pool == NULL)
 		return errf(err, len, "rings or mbuf pool: %s", rte_strerror(rte_errno));
 	port = rte_eth_from_rings("replay_port", &d->in, 1, &d->out, 1, SOCKET_ID_ANY);

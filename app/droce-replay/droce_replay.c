@@ -105,7 +105,53 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 	return -1;
 }
 
-/* Every request must go to a QP the scenario defines; R_Keys it lacks are left as they are. */
+/* The R_Keys a request names (RETH, AtomicETH, IETH): @p k[], their number. */
+static unsigned int rkeys_of(const struct droce_pkt *p, uint32_t k[2])
+{
+	const uint8_t *bth = (const uint8_t *)droce_pkt_bth(p);
+	const struct droce_opcode_info *oi = &droce_opcode_table[p->opcode];
+	unsigned int n = 0;
+	uint32_t v;
+
+	if (p->mask & DROCE_M_RETH) {
+		memcpy(&v, bth + oi->offset[DROCE_HDR_RETH] + 8, 4);
+		k[n++] = rte_be_to_cpu_32(v);
+	}
+	if (p->mask & DROCE_M_ATMETH) {
+		memcpy(&v, bth + oi->offset[DROCE_HDR_ATMETH] + 8, 4);
+		k[n++] = rte_be_to_cpu_32(v);
+	}
+	if ((p->mask & DROCE_M_IETH) && n < 2) {
+		memcpy(&v, bth + oi->offset[DROCE_HDR_IETH], 4);
+		k[n++] = rte_be_to_cpu_32(v);
+	}
+	return n;
+}
+
+/* Each R_Key the scenario does not map is said once: droce will see it as captured. */
+static void note_rkeys(const struct replay_capture *c, const struct replay_frame *f,
+		       const struct replay_scenario *sc, unsigned int i)
+{
+	uint32_t k[2];
+	unsigned int n = rkeys_of(&f->pkt, k), j, e;
+
+	for (j = 0; j < n; j++) {
+		if (replay_scenario_mr(sc, k[j]) != NULL)
+			continue;
+		for (e = 0; e < i; e++) {	/* said already? */
+			uint32_t ke[2];
+			unsigned int ne = c->f[e].kind == RF_REQUEST ? rkeys_of(&c->f[e].pkt, ke) : 0;
+
+			if ((ne > 0 && ke[0] == k[j]) || (ne > 1 && ke[1] == k[j]))
+				break;
+		}
+		if (e == i)
+			fprintf(stderr, "droce-replay: note: frame %u: R_Key %#x is not in the "
+				"scenario: left as captured\n", i + 1, k[j]);
+	}
+}
+
+/* Every request must go to a QP the scenario defines and fit a jumbo frame. */
 static int check_names(const struct replay_capture *c, struct replay_scenario *sc)
 {
 	unsigned int i;
@@ -114,12 +160,21 @@ static int check_names(const struct replay_capture *c, struct replay_scenario *s
 		const struct replay_frame *f = &c->f[i];
 		uint32_t qpn = droce_bth_qpn(droce_pkt_bth(&f->pkt));
 
-		if (f->kind == RF_REQUEST && replay_scenario_qp(sc, qpn) == NULL) {
+		if ((f->kind == RF_REQUEST || f->kind == RF_MALFORMED) &&
+		    f->len > REPLAY_MAX_FRAME) {
+			fprintf(stderr, "droce-replay: %s: frame %u: %u bytes, more than a %u-byte "
+				"jumbo frame\n", c->path, i + 1, f->len, REPLAY_MAX_FRAME);
+			return REPLAY_EXIT_INPUT;
+		}
+		if (f->kind != RF_REQUEST)
+			continue;
+		if (replay_scenario_qp(sc, qpn) == NULL) {
 			fprintf(stderr, "droce-replay: %s: frame %u: request to QP %#x, which the "
 				"scenario does not define (add a [qp %#x] section)\n", c->path,
 				i + 1, qpn, qpn);
 			return REPLAY_EXIT_INPUT;
 		}
+		note_rkeys(c, f, sc, i);
 	}
 	return -1;
 }

@@ -32,6 +32,7 @@
 #endif
 #define REPLAY_MAX_MEM (2ull * REPLAY_MAX_MR_LEN)	/* all MRs together */
 #define REPLAY_ERR_LEN 256
+#define REPLAY_MAX_FRAME 9216	/* bytes: the largest frame injected */
 
 enum replay_qp_type { REPLAY_RC, REPLAY_UC, REPLAY_UD };
 

@@ -11,6 +11,7 @@ Exit 0 pass, 77 when the captures or tshark are absent, else fail."""
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -109,8 +110,8 @@ def golden_scenario_file():
 
 
 def compare_detects_differences():
-    """A wrong memory content or a wrong first PSN makes --compare fail (exit 1) and list the
-    frames: the comparison can fail."""
+    """A wrong memory content, a wrong first PSN or an unmapped R_Key makes --compare fail
+    (exit 1) and list the frames: the comparison can fail."""
     text = run('--print-scenario', cap('read_bw')).stdout
     bad = re.sub(r'^data = 0:7e', 'data = 0:7f', text, flags=re.M)
     assert bad != text
@@ -127,6 +128,13 @@ def compare_detects_differences():
         f.write(bad)
     out = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1).stdout
     assert 'DIFF' in out and 'differences' in out and ' 0 differences' not in out, out
+    # an R_Key the scenario does not map: left as captured, droce NAKs (remote access error)
+    with open(path, 'w') as f:
+        f.write(text.replace('[mr 0x2421]', '[mr 0x1]'))
+    p = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1)
+    assert 'R_Key 0x2421 is not in the scenario: left as captured' in p.stderr, p.stderr
+    assert re.search(r'^DIFF .*droce RC_ACKNOWLEDGE PSN \d+ syndrome 0x62 ', p.stdout, re.M), \
+        p.stdout
 
 
 def output_pcap():
@@ -178,6 +186,21 @@ def errors():
     with open(cap('write_bw'), 'rb') as f, open(trunc, 'wb') as g:
         g.write(f.read(100))
     err([trunc], 'truncated')
+    jumbo = os.path.join(WORK, 'jumbo.pcap')
+    with open(cap('write_bw'), 'rb') as f:
+        data = f.read()
+    off, n = 24, 0
+    while True:   # the first request to g1: frame 20 (tshark numbering)
+        caplen = struct.unpack('<I', data[off + 8:off + 12])[0]
+        n += 1
+        if n == 20:
+            break
+        off += 16 + caplen
+    frame = data[off + 16:off + 16 + caplen] + bytes(10000)   # Ethernet padding past IP
+    with open(jumbo, 'wb') as g:
+        g.write(data[:16] + struct.pack('<I', 65535) + data[20:24] + data[off:off + 8] + struct.pack('<II', len(frame), len(frame))
+                + frame)
+    err([jumbo], 'more than a 9216-byte jumbo frame')
     good = run('--print-scenario', cap('write_bw')).stdout
     bad_scenarios = [
         ('[device]\nmac = zz\n', '[device] bad key or value: mac = zz'),
