@@ -42,6 +42,8 @@ static void help(void)
 		"  -r, --responder ADDR the IPv4 address of the side droce plays (default: the",
 		"                       destination of the capture's first request)",
 		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
+		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
+		"                       max_dest_rd_atomic (play a requester that ignores it)",
 		"  -q, --quiet          no counters",
 		"  -h, --help           this text",
 		"",
@@ -67,6 +69,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "step", no_argument, NULL, '1' },
 		{ "responder", required_argument, NULL, 'r' },
 		{ "print-scenario", no_argument, NULL, 'P' },
+		{ "no-rd-limit", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -82,6 +85,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		case '1': o->step = true; break;
 		case 'r': o->responder = optarg; break;
 		case 'P': o->print_scenario = true; break;
+		case 'L': o->no_rd_limit = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
 		default: usage(stderr); return REPLAY_EXIT_INPUT;

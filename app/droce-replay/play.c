@@ -15,7 +15,8 @@
  * Step (--step): one request at a time, the engine polled until quiet after each, so droce
  * answers every request before it sees the next (it never coalesces two ACKs).
  * Either way no more READ/atomic requests are outstanding than the QP's max_dest_rd_atomic
- * (a requester must not exceed it; the capture's requester knew rxe's, larger, limit).
+ * (a requester must not exceed it; the capture's requester knew rxe's, larger, limit), unless
+ * --no-rd-limit asks to behave as a requester that does not keep it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -204,10 +205,12 @@ static int inject_frame(struct play *p, const struct replay_frame *f)
 	return inject(p, p->buf, rewrite(p, f));
 }
 
-static unsigned int rd_limit(const struct replay_scenario *sc)
+static unsigned int rd_limit(const struct replay_scenario *sc, const struct replay_opts *o)
 {
 	unsigned int i, lim = 255;
 
+	if (o->no_rd_limit)
+		return UINT32_MAX;	/* behave as a requester that ignores the limit */
 	for (i = 0; i < sc->n_qp; i++)
 		if (sc->qp[i].max_dest_rd_atomic != 0 && sc->qp[i].max_dest_rd_atomic < lim)
 			lim = sc->qp[i].max_dest_rd_atomic;
@@ -236,7 +239,7 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		struct replay_result *r)
 {
 	struct play *p = calloc(1, sizeof(*p));
-	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc);
+	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc, o);
 	uint64_t start = now_us(), ts0 = UINT64_MAX, t_end;
 	int rc = 0;
 

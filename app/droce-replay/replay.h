@@ -145,6 +145,7 @@ struct replay_opts {
 	bool pace;
 	bool step;	/* one request at a time: droce never coalesces ACKs */
 	bool print_scenario;
+	bool no_rd_limit;	/* do not keep max_dest_rd_atomic (a misbehaving requester) */
 	bool quiet;
 };
 
