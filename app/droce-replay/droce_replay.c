@@ -155,11 +155,19 @@ static void note_rkeys(const struct replay_capture *c, const struct replay_frame
 	}
 }
 
-/* Every request must go to a QP the scenario defines and fit a jumbo frame. */
+/* Some frame goes to droce; every request to a QP the scenario defines; each fits a jumbo. */
 static int check_names(const struct replay_capture *c, struct replay_scenario *sc)
 {
-	unsigned int i;
+	unsigned int i, n = 0;
 
+	for (i = 0; i < c->n; i++)
+		n += c->f[i].kind == RF_REQUEST || c->f[i].kind == RF_MALFORMED;
+	if (n == 0) {
+		fprintf(stderr, "droce-replay: %s: no RoCE v2 request goes to %u.%u.%u.%u (the "
+			"scenario's [device] ipv4)\n", c->path, sc->ipv4[0], sc->ipv4[1],
+			sc->ipv4[2], sc->ipv4[3]);
+		return REPLAY_EXIT_INPUT;
+	}
 	for (i = 0; i < c->n; i++) {
 		const struct replay_frame *f = &c->f[i];
 		uint32_t qpn = droce_bth_qpn(droce_pkt_bth(&f->pkt));
