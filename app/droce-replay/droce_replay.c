@@ -22,7 +22,7 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
-		"[--print-scenario] [-q] CAPTURE.pcap\n");
+		"[--print-scenario] [--no-rd-limit] [-q] CAPTURE.pcap\n");
 }
 
 static void help(void)
@@ -48,7 +48,8 @@ static void help(void)
 		"  -h, --help           this text",
 		"",
 		"Exit status: 0 replayed (with --compare: every response matched); 1 a response",
-		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP;",
+		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP, no",
+		"request to droce's address;",
 		"3 EAL, the port or a droce call failed.",
 	};
 	unsigned int i;
