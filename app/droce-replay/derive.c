@@ -103,9 +103,12 @@ static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc
 			q->qkey = rte_be_to_cpu_32(d->qkey);
 			q->peer_qpn = droce_deth_sqpn(d);
 		}
-		if ((f->pkt.mask & DROCE_M_RWR) && (f->pkt.mask & DROCE_M_FIRST))
-			q->recv_wrs++, msg[q - sc->qp] = 0;
-		if (f->pkt.mask & DROCE_M_RWR) {
+		if ((f->pkt.mask & DROCE_M_RWR) && (f->pkt.mask & DROCE_M_FIRST) &&
+		    q->recv_wrs <= REPLAY_MAX_RECV_WRS) {
+			q->recv_wrs++;
+			msg[q - sc->qp] = 0;
+		}
+		if ((f->pkt.mask & DROCE_M_RWR) && msg[q - sc->qp] <= REPLAY_MAX_RECV_SIZE) {
 			msg[q - sc->qp] += f->pkt.payload_len;
 			if (msg[q - sc->qp] > q->recv_size)
 				q->recv_size = msg[q - sc->qp];
@@ -117,6 +120,9 @@ static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc
 		q->recv_size += q->type == REPLAY_UD ? DROCE_GRH_LEN : 0;
 		if (q->recv_size < MIN_RECV)
 			q->recv_size = MIN_RECV;
+		if (q->recv_wrs > REPLAY_MAX_RECV_WRS || q->recv_size > REPLAY_MAX_RECV_SIZE)
+			return errf(err, len, "a QP receives more or larger messages than "
+				    "droce-replay posts receive WRs for (16384 WRs of 16 MiB)");
 	}
 	return 0;
 }
@@ -245,15 +251,17 @@ static int derive_mr_spans(const struct replay_capture *c, struct replay_scenari
 static int derive_mr_alloc(struct replay_scenario *sc, const struct span *sp, uint8_t **known,
 			   char *err, size_t len)
 {
+	uint64_t total = 0;
 	unsigned int i;
 
 	for (i = 0; i < sc->n_mr; i++) {
 		struct replay_mr *m = &sc->mr[i];
 		uint64_t n = sp[i].hi - sp[i].lo;
 
-		if (sp[i].hi < sp[i].lo || n > REPLAY_MAX_MR_LEN)
-			return errf(err, len, "an R_Key addresses more memory than droce-replay "
-				    "allocates (REPLAY_MAX_MR_LEN)");
+		total += n;
+		if (sp[i].hi < sp[i].lo || n > REPLAY_MAX_MR_LEN || total > REPLAY_MAX_MEM)
+			return errf(err, len, "the R_Keys address more memory than droce-replay "
+				    "allocates (256 MiB per MR, 512 MiB in all)");
 		m->cap_va = sp[i].lo;
 		m->length = n < 8 ? 8 : (uint32_t)n;
 		m->init = calloc(1, m->length);

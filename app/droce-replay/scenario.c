@@ -112,9 +112,9 @@ static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char
 		q->sq_psn = (uint32_t)n;
 	else if (strcmp(k, "qkey") == 0 && (bad = num(v, UINT32_MAX, &n)) == 0)
 		q->qkey = (uint32_t)n;
-	else if (strcmp(k, "recv_wrs") == 0 && (bad = num(v, 16384, &n)) == 0)
+	else if (strcmp(k, "recv_wrs") == 0 && (bad = num(v, REPLAY_MAX_RECV_WRS, &n)) == 0)
 		q->recv_wrs = (uint32_t)n;
-	else if (strcmp(k, "recv_size") == 0 && (bad = num(v, 1u << 24, &n)) == 0)
+	else if (strcmp(k, "recv_size") == 0 && (bad = num(v, REPLAY_MAX_RECV_SIZE, &n)) == 0)
 		q->recv_size = (uint32_t)n;
 	else if (strcmp(k, "max_dest_rd_atomic") == 0 && (bad = num(v, 255, &n)) == 0)
 		q->max_dest_rd_atomic = (uint8_t)n;
