@@ -151,6 +151,9 @@ struct replay_opts {
 	bool quiet;
 };
 
+/* opts.c: -1 to go on, else the exit status (help printed: 0; bad usage: 2). */
+int replay_parse_args(int argc, char **argv, struct replay_opts *o);
+
 struct replay_dev;
 struct replay_dev *replay_dev_open(const struct replay_scenario *sc, char *err, size_t len);
 void replay_dev_close(struct replay_dev *d);

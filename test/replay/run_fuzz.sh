@@ -5,8 +5,9 @@
 # Build one of droce-replay's fuzz targets with clang (libFuzzer + ASan + UBSan) and run it.
 #   scenario: the scenario parser (INI), seeded with config/replay-*.ini;
 #   derive:   the capture reader and the derived set-up (pcap bytes), seeded with the small
-#             shared captures.
-# usage: run_fuzz.sh scenario|derive SRCDIR WORKDIR SHARED_DIR [RUNS]
+#             shared captures;
+#   cli:      the command line (NUL-separated arguments).
+# usage: run_fuzz.sh scenario|derive|cli SRCDIR WORKDIR SHARED_DIR [RUNS]
 #   RUNS: number of inputs (default 20000; a long run: 2000000 or more).
 # Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash or a build error.
 set -uo pipefail
@@ -31,6 +32,14 @@ derive)
 	for f in "$shared"/captures/*.pcap; do
 		[ "$(stat -c %s "$f")" -le $maxlen ] && cp "$f" "$work/corpus/"
 	done
+	dict=() ;;
+cli)
+	extra=("$app/opts.c")
+	libs=()
+	maxlen=512
+	printf '%s\0' -c -1 -s x.ini cap.pcap > "$work/corpus/seed1"
+	printf '%s\0' --pace --responder 10.47.0.2 -o out.pcap --print-scenario cap.pcap \
+		> "$work/corpus/seed2"
 	dict=() ;;
 *)
 	echo "unknown target $target"; exit 1 ;;
