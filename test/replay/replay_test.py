@@ -88,11 +88,14 @@ def golden_lat():
 
 
 def golden_pingpong():
+    """Every pingpong, droce playing each side's responder in turn."""
     golden('rc_pingpong')
     golden('rc_pingpong', responder=G2)
     golden('srq_pingpong')            # rxe ACKs two duplicate SENDs: droce must too
-    golden('uc_pingpong', messages=10)
-    golden('ud_pingpong', messages=10)
+    golden('srq_pingpong', responder=G2)
+    for side in (G1, G2):
+        golden('uc_pingpong', responder=side, messages=10)
+        golden('ud_pingpong', responder=side, messages=10)
 
 
 def golden_scenario_file():
