@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The responder's set-up read from the capture itself (--compare without -s):
+ * - the responder is the destination of the first request (or --responder ADDR), the
+ *   requester the source; their MACs and IPv4 addresses come from that frame;
+ * - a QP per DestQP the requests carry: type from the opcode, first PSN from its first
+ *   request, the peer's QPN from the responses' DestQP (RC; paired by PSN) or the DETH (UD),
+ *   a receive WR per message that consumes one, sized for the largest;
+ * - an MR per R_Key the RETHs / AtomicETHs carry, spanning every VA they address, with the
+ *   access those requests need; its initial contents are what the first READ response or
+ *   atomic ACK covering each byte says was there (zero elsewhere).
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "replay.h"
+
+#define MIN_RECV 64
+
+struct span { uint64_t lo, hi; };
+
+static int errf(char *err, size_t len, const char *msg)
+{
+	snprintf(err, len, "%s", msg);
+	return -1;
+}
+
+static const struct replay_frame *first_request(const struct replay_capture *c,
+						const uint8_t *dst)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i];
+		struct droce_pkt pkt;
+
+		if (droce_parse(f->data, f->len, 0, &pkt) == DROCE_PARSE_OK &&
+		    (pkt.mask & DROCE_M_REQ) && !pkt.ipv6 &&
+		    (dst == NULL || memcmp(pkt.dgid + 12, dst, 4) == 0))
+			return f;
+	}
+	return NULL;
+}
+
+static int endpoints(const struct replay_capture *c, struct replay_scenario *sc,
+		     const char *responder, char *err, size_t len)
+{
+	const struct replay_frame *f;
+	struct droce_pkt pkt;
+	uint8_t want[4];
+
+	if (responder != NULL && inet_pton(AF_INET, responder, want) != 1)
+		return errf(err, len, "--responder wants an IPv4 address");
+	f = first_request(c, responder != NULL ? want : NULL);
+	if (f == NULL)
+		return errf(err, len, responder != NULL ? "no RoCE v2 request to that address" :
+			    "no RoCE v2 (IPv4) request in the capture: nothing to respond to");
+	droce_parse(f->data, f->len, 0, &pkt);
+	memcpy(sc->mac, f->data, 6);
+	memcpy(sc->peer_mac, f->data + 6, 6);
+	memcpy(sc->ipv4, pkt.dgid + 12, 4);
+	memcpy(sc->peer_ipv4, pkt.sgid + 12, 4);
+	return 0;
+}
+
+static enum replay_qp_type qp_type_of(uint8_t opcode)
+{
+	return (opcode >> 5) == 1 ? REPLAY_UC : (opcode >> 5) == 3 ? REPLAY_UD : REPLAY_RC;
+}
+
+/* QPs, receive WRs and their size, from the requests. */
+static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc,
+		      uint32_t *msg, char *err, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i];
+		const struct droce_bth *b = droce_pkt_bth(&f->pkt);
+		struct replay_qp *q;
+
+		if (f->kind != RF_REQUEST)
+			continue;
+		q = replay_scenario_qp(sc, droce_bth_qpn(b));
+		if (q == NULL) {
+			if (sc->n_qp == REPLAY_MAX_QP)
+				return errf(err, len, "more QPs than droce-replay plays");
+			q = &sc->qp[sc->n_qp];
+			msg[sc->n_qp++] = 0;
+			q->cap_qpn = droce_bth_qpn(b);
+			q->type = qp_type_of(f->pkt.opcode);
+			q->rq_psn = droce_bth_psn(b);
+			q->max_dest_rd_atomic = 16;
+		}
+		if (f->pkt.mask & DROCE_M_DETH) {
+			const struct droce_deth *d = droce_pkt_ext(&f->pkt, DROCE_HDR_DETH);
+
+			q->qkey = rte_be_to_cpu_32(d->qkey);
+			q->peer_qpn = droce_deth_sqpn(d);
+		}
+		if ((f->pkt.mask & DROCE_M_RWR) && (f->pkt.mask & DROCE_M_FIRST) &&
+		    q->recv_wrs <= REPLAY_MAX_RECV_WRS) {
+			q->recv_wrs++;
+			msg[q - sc->qp] = 0;
+		}
+		if ((f->pkt.mask & DROCE_M_RWR) && msg[q - sc->qp] <= REPLAY_MAX_RECV_SIZE) {
+			msg[q - sc->qp] += f->pkt.payload_len;
+			if (msg[q - sc->qp] > q->recv_size)
+				q->recv_size = msg[q - sc->qp];
+		}
+	}
+	for (i = 0; i < sc->n_qp; i++) {
+		struct replay_qp *q = &sc->qp[i];
+
+		q->recv_size += q->type == REPLAY_UD ? DROCE_GRH_LEN : 0;
+		if (q->recv_size < MIN_RECV)
+			q->recv_size = MIN_RECV;
+		if (q->recv_wrs > REPLAY_MAX_RECV_WRS || q->recv_size > REPLAY_MAX_RECV_SIZE)
+			return errf(err, len, "a QP receives more or larger messages than "
+				    "droce-replay posts receive WRs for (16384 WRs of 16 MiB)");
+	}
+	return 0;
+}
+
+static uint32_t pmtu_of(const struct replay_scenario *sc)
+{
+	return sc->mtu >= 4096 + 64 ? 4096 : 1024;
+}
+
+/* Path MTU: 4096 when some packet carries more than 1024 bytes. */
+static void derive_mtu(const struct replay_capture *c, struct replay_scenario *sc)
+{
+	unsigned int i;
+
+	sc->mtu = 1500;
+	for (i = 0; i < c->n; i++)
+		if ((c->f[i].kind == RF_REQUEST || c->f[i].kind == RF_RESPONSE) &&
+		    c->f[i].pkt.payload_len > 1024)
+			sc->mtu = 9000;
+}
+
+/* The request whose PSN range holds @p psn, on a QP whose peer is @p peer (or any). */
+static const struct replay_frame *request_of(const struct replay_capture *c,
+					     const struct replay_scenario *sc, uint32_t psn,
+					     uint32_t dqpn, bool match_peer)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i];
+		const struct droce_bth *b = droce_pkt_bth(&f->pkt);
+		uint32_t n = 1;
+
+		if (f->kind != RF_REQUEST)
+			continue;
+		if (f->pkt.mask & DROCE_M_READ) {
+			const struct droce_reth *r = droce_pkt_ext(&f->pkt, DROCE_HDR_RETH);
+
+			n = (rte_be_to_cpu_32(r->len) + pmtu_of(sc) - 1) / pmtu_of(sc);
+			n = n ? n : 1;
+		}
+		if (match_peer && replay_scenario_qp(sc, droce_bth_qpn(b))->peer_qpn != dqpn)
+			continue;
+		if (droce_psn_in_window(psn, droce_bth_psn(b), n))
+			return f;
+	}
+	return NULL;
+}
+
+/* RC: each QP's peer is the DestQP of the responses to its requests. */
+static void derive_peers(const struct replay_capture *c, struct replay_scenario *sc)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i], *req;
+		const struct droce_bth *b = droce_pkt_bth(&f->pkt);
+		struct replay_qp *q;
+
+		if (f->kind != RF_RESPONSE)
+			continue;
+		req = request_of(c, sc, droce_bth_psn(b), 0, false);
+		if (req == NULL)
+			continue;
+		q = replay_scenario_qp(sc, droce_bth_qpn(droce_pkt_bth(&req->pkt)));
+		if (q->peer_qpn == 0)
+			q->peer_qpn = droce_bth_qpn(b);
+	}
+}
+
+/* The R_Key, VA, length and access a request addresses; false if it addresses no memory. */
+static bool mem_ref(const struct droce_pkt *p, uint32_t *rkey, uint64_t *va, uint32_t *n,
+		    int *acc)
+{
+	if (p->mask & DROCE_M_ATMETH) {
+		const struct droce_atmeth *a = droce_pkt_ext(p, DROCE_HDR_ATMETH);
+
+		*rkey = rte_be_to_cpu_32(a->rkey);
+		*va = rte_be_to_cpu_64(a->va);
+		*n = 8;
+		*acc = IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
+		return true;
+	}
+	if (p->mask & DROCE_M_RETH) {
+		const struct droce_reth *r = droce_pkt_ext(p, DROCE_HDR_RETH);
+
+		*rkey = rte_be_to_cpu_32(r->rkey);
+		*va = rte_be_to_cpu_64(r->va);
+		*n = rte_be_to_cpu_32(r->len);
+		*acc = (p->mask & DROCE_M_READ) ? IBV_ACCESS_REMOTE_READ :
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+		return true;
+	}
+	return false;
+}
+
+static int derive_mr_spans(const struct replay_capture *c, struct replay_scenario *sc,
+			   struct span *sp, char *err, size_t len)
+{
+	unsigned int i;
+	uint32_t rkey, n;
+	uint64_t va;
+	int acc;
+
+	for (i = 0; i < c->n; i++) {
+		struct replay_mr *m;
+
+		if (c->f[i].kind != RF_REQUEST || !mem_ref(&c->f[i].pkt, &rkey, &va, &n, &acc))
+			continue;
+		m = replay_scenario_mr(sc, rkey);
+		if (m == NULL) {
+			if (sc->n_mr == REPLAY_MAX_MR)
+				return errf(err, len, "more R_Keys than droce-replay maps");
+			m = &sc->mr[sc->n_mr];
+			m->cap_rkey = rkey;
+			sp[sc->n_mr].lo = va;
+			sp[sc->n_mr++].hi = va + n;
+		}
+		m->access |= acc;
+		sp[m - sc->mr].lo = RTE_MIN(sp[m - sc->mr].lo, va);
+		sp[m - sc->mr].hi = RTE_MAX(sp[m - sc->mr].hi, va + n);
+	}
+	return 0;
+}
+
+static int derive_mr_alloc(struct replay_scenario *sc, const struct span *sp, uint8_t **known,
+			   char *err, size_t len)
+{
+	uint64_t total = 0;
+	unsigned int i;
+
+	for (i = 0; i < sc->n_mr; i++) {
+		struct replay_mr *m = &sc->mr[i];
+		uint64_t n = sp[i].hi - sp[i].lo;
+
+		total += n;
+		if (sp[i].hi < sp[i].lo || n > REPLAY_MAX_MR_LEN || total > REPLAY_MAX_MEM)
+			return errf(err, len, "the R_Keys address more memory than droce-replay "
+				    "allocates (256 MiB per MR, 512 MiB in all)");
+		m->cap_va = sp[i].lo;
+		m->length = n < 8 ? 8 : (uint32_t)n;
+		m->init = calloc(1, m->length);
+		known[i] = calloc(1, m->length);
+		if (m->init == NULL || known[i] == NULL)
+			return errf(err, len, "out of memory");
+	}
+	return 0;
+}
+
+/* Bytes the capture shows were in memory, unless an earlier response already said. */
+static void learn(struct replay_scenario *sc, uint8_t **known, uint32_t rkey, uint64_t va,
+		  const uint8_t *data, uint32_t n)
+{
+	struct replay_mr *m = replay_scenario_mr(sc, rkey);
+	uint64_t off, i;
+
+	if (m == NULL || va < m->cap_va)
+		return;
+	off = va - m->cap_va;
+	for (i = 0; i < n && off + i < m->length; i++)
+		if (!known[m - sc->mr][off + i]) {
+			m->init[off + i] = data[i];
+			known[m - sc->mr][off + i] = 1;
+		}
+}
+
+static void learn_response(const struct replay_capture *c, struct replay_scenario *sc,
+			   uint8_t **known, const struct replay_frame *f)
+{
+	const struct droce_bth *b = droce_pkt_bth(&f->pkt);
+	const struct replay_frame *req = request_of(c, sc, droce_bth_psn(b), droce_bth_qpn(b),
+						    true);
+	uint32_t rkey, n, off;
+	uint64_t va, orig;
+	int acc;
+
+	if (req == NULL || !mem_ref(&req->pkt, &rkey, &va, &n, &acc))
+		return;
+	if ((f->pkt.mask & DROCE_M_READ) && (req->pkt.mask & DROCE_M_READ)) {
+		off = (uint32_t)droce_psn_diff(droce_bth_psn(b),
+			droce_bth_psn(droce_pkt_bth(&req->pkt))) * pmtu_of(sc);
+		n = off < n ? n - off : 0;	/* bytes of the READ left at this packet */
+		learn(sc, known, rkey, va + off, f->data + f->pkt.payload_off,
+		      RTE_MIN(f->pkt.payload_len, n));
+	} else if ((f->pkt.mask & DROCE_M_ATMACK) && (req->pkt.mask & DROCE_M_ATMETH)) {
+		const struct droce_atmack *a = droce_pkt_ext(&f->pkt, DROCE_HDR_ATMACK);
+
+		orig = rte_be_to_cpu_64(a->orig);	/* memory holds it in host order */
+		learn(sc, known, rkey, va, (const uint8_t *)&orig, 8);
+	}
+}
+
+static int derive_mrs(const struct replay_capture *c, struct replay_scenario *sc,
+		      char *err, size_t len)
+{
+	struct span sp[REPLAY_MAX_MR];
+	uint8_t *known[REPLAY_MAX_MR] = { NULL };
+	unsigned int i;
+	int rc = derive_mr_spans(c, sc, sp, err, len);
+
+	if (rc == 0)
+		rc = derive_mr_alloc(sc, sp, known, err, len);
+	for (i = 0; rc == 0 && i < c->n; i++)
+		if (c->f[i].kind == RF_RESPONSE)
+			learn_response(c, sc, known, &c->f[i]);
+	for (i = 0; i < REPLAY_MAX_MR; i++)
+		free(known[i]);
+	return rc;
+}
+
+int replay_derive(struct replay_capture *c, struct replay_scenario *sc, const char *responder,
+		  char *err, size_t len)
+{
+	uint32_t msg[REPLAY_MAX_QP];
+	int rc;
+
+	memset(sc, 0, sizeof(*sc));
+	if (endpoints(c, sc, responder, err, len) != 0)
+		return -1;
+	replay_capture_classify(c, sc->ipv4);
+	derive_mtu(c, sc);
+	rc = derive_qps(c, sc, msg, err, len);
+	if (rc == 0) {
+		derive_peers(c, sc);
+		rc = derive_mrs(c, sc, err, len);
+	}
+	if (rc != 0)
+		replay_scenario_free(sc);
+	return rc;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * droce-replay's command line (getopt_long). Apart from main() so that the libFuzzer target in
+ * test/replay can drive it; it touches nothing but the options struct, stdout and stderr.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "replay.h"
+
+static void usage(FILE *o)
+{
+	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
+		"[--print-scenario] [--no-rd-limit] [-q] CAPTURE.pcap\n");
+}
+
+static void help(void)
+{
+	static const char *const text[] = {
+		"Play the requests of a RoCE v2 capture into a droce device that plays the",
+		"capture's responder (droce's QPNs, R_Keys and VAs written into each request),",
+		"record what droce sends, print droce's counters.",
+		"",
+		"  -s, --scenario FILE  the responder's QPs and MRs (INI, doc/droce-replay.md);",
+		"                       without it they are derived from the capture",
+		"  -o, --output FILE    write every frame droce sends to this pcap",
+		"  -c, --compare        compare droce's responses with the capture's, frame by frame",
+		"  -p, --pace           inject at the capture's own pace (default: as fast as",
+		"                       the engine takes them, in bursts of 32)",
+		"  -1, --step           one request at a time, each answered before the next",
+		"  -r, --responder ADDR the IPv4 address of the side droce plays (default: the",
+		"                       destination of the capture's first request)",
+		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
+		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
+		"                       max_dest_rd_atomic (play a requester that ignores it)",
+		"  -q, --quiet          no counters",
+		"  -h, --help           this text",
+		"",
+		"Exit status: 0 replayed (with --compare: every response matched); 1 a response",
+		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP, no",
+		"request to droce's address;",
+		"3 EAL, the port or a droce call failed.",
+	};
+	unsigned int i;
+
+	usage(stdout);
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		puts(text[i]);
+}
+
+int replay_parse_args(int argc, char **argv, struct replay_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "scenario", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "compare", no_argument, NULL, 'c' },
+		{ "pace", no_argument, NULL, 'p' },
+		{ "step", no_argument, NULL, '1' },
+		{ "responder", required_argument, NULL, 'r' },
+		{ "print-scenario", no_argument, NULL, 'P' },
+		{ "no-rd-limit", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "s:o:cp1r:qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's': o->scenario = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'c': o->compare = true; break;
+		case 'p': o->pace = true; break;
+		case '1': o->step = true; break;
+		case 'r': o->responder = optarg; break;
+		case 'P': o->print_scenario = true; break;
+		case 'L': o->no_rd_limit = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h': help(); return REPLAY_EXIT_PASS;
+		default: usage(stderr); return REPLAY_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "droce-replay: expected one capture file\n");
+		usage(stderr);
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->pace && o->step) {
+		fprintf(stderr, "droce-replay: --pace and --step exclude each other\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->scenario != NULL && o->responder != NULL) {
+		fprintf(stderr, "droce-replay: --responder is for a derived scenario; the "
+			"scenario file names droce's side ([device] ipv4)\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	o->capture = argv[optind];
+	return -1;
+}

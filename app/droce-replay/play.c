@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The replay itself. Each request to droce's side is copied, rewritten to droce's names
+ * (BTH DestQP -> droce's QPN; RETH / AtomicETH / IETH R_Key -> droce's R_Key and VA -> droce's
+ * address at the same offset; the ICRC recomputed) and enqueued on the port's receive ring;
+ * the inline engine is polled and everything droce transmits is collected (and written to
+ * the output pcap). Nothing else of a frame changes: droce's device has the capture
+ * responder's MAC and IPv4 address, and its QPs the captured PSNs and peer QPN, so droce's
+ * responses need no mapping back.
+ *
+ * Fast: requests go in bursts of up to 32, the engine is polled until quiet after each burst.
+ * Paced (--pace): each request goes in at its capture time relative to the first request.
+ * Step (--step): one request at a time, the engine polled until quiet after each, so droce
+ * answers every request before it sees the next (it never coalesces two ACKs).
+ * Either way no more READ/atomic requests are outstanding than the QP's max_dest_rd_atomic
+ * (a requester must not exceed it; the capture's requester knew rxe's, larger, limit), unless
+ * --no-rd-limit asks to behave as a requester that does not keep it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_ethdev.h>
+
+#include "droce_engine.h"
+#include "replay_dev.h"
+
+#define BURST 32
+#define QUIET_POLLS 4
+#define MAX_SETTLE 200000
+#define FINAL_WAIT_US 20000
+
+struct play {
+	struct replay_dev *d;
+	struct replay_pcap_out *pout;
+	struct replay_result *r;
+	unsigned int cap_out;
+	uint8_t buf[REPLAY_MAX_FRAME];
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int keep_out(struct play *p, struct rte_mbuf *m)
+{
+	struct replay_out *o;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	if (p->r->n_out == p->cap_out) {
+		unsigned int n = p->cap_out ? p->cap_out * 2 : 256;
+
+		o = realloc(p->r->out, n * sizeof(*o));
+		if (o == NULL)
+			return -1;
+		p->r->out = o;
+		p->cap_out = n;
+	}
+	o = &p->r->out[p->r->n_out];
+	o->data = malloc(len ? len : 1);
+	if (o->data == NULL)
+		return -1;
+	if (rte_pktmbuf_read(m, 0, len, o->data) != o->data)
+		memcpy(o->data, rte_pktmbuf_read(m, 0, len, o->data), len);
+	o->len = len;
+	o->parsed = droce_parse(o->data, len, 0, &o->pkt) == DROCE_PARSE_OK;
+	replay_pcap_write(p->pout, o->data, len);
+	p->r->n_out++;
+	return 0;
+}
+
+/* One engine iteration; returns the frames droce sent in it, or -1. */
+static int poll_once(struct play *p)
+{
+	struct rte_mbuf *m[BURST];
+	struct ibv_wc wc[BURST];
+	unsigned int n, i;
+	int k, rc = 0;
+
+	if (droce_engine_poll(p->d->ctx) < 0)
+		return -1;
+	n = rte_ring_dequeue_burst(p->d->out, (void **)m, BURST, NULL);
+	for (i = 0; i < n; i++) {
+		if (keep_out(p, m[i]) != 0)
+			rc = -1;
+		rte_pktmbuf_free(m[i]);
+	}
+	k = droce_poll_cq(p->d->cq, BURST, wc);
+	for (i = 0; k > 0 && i < (unsigned int)k; i++) {
+		if (wc[i].status == IBV_WC_SUCCESS)
+			p->r->recv_ok++;
+		else
+			p->r->recv_err++;
+	}
+	return rc < 0 ? rc : (int)n;
+}
+
+/* Poll until the receive ring is empty and droce has sent nothing for a few iterations. */
+static int settle(struct play *p)
+{
+	unsigned int quiet = 0, i;
+	int n;
+
+	for (i = 0; i < MAX_SETTLE && quiet < QUIET_POLLS; i++) {
+		n = poll_once(p);
+		if (n < 0)
+			return -1;
+		quiet = (n == 0 && rte_ring_count(p->d->in) == 0) ? quiet + 1 : 0;
+	}
+	return 0;
+}
+
+static uint32_t droce_qpn(struct replay_dev *d, uint32_t cap_qpn)
+{
+	const struct replay_qp *q = replay_scenario_qp(d->sc, cap_qpn);
+
+	return d->qp[q - d->sc->qp]->qp_num;
+}
+
+/* R_Key and VA of a RETH / AtomicETH (both start with VA, R_Key) to droce's MR. */
+static void map_mem(struct replay_dev *d, uint8_t *hdr)
+{
+	const struct replay_mr *m;
+	uint64_t va;
+	uint32_t rkey;
+
+	memcpy(&va, hdr, 8);
+	memcpy(&rkey, hdr + 8, 4);
+	m = replay_scenario_mr(d->sc, rte_be_to_cpu_32(rkey));
+	if (m == NULL)
+		return;	/* not in the scenario: droce sees the captured R_Key */
+	va = rte_cpu_to_be_64((uint64_t)(uintptr_t)d->mem[m - d->sc->mr] +
+			      (rte_be_to_cpu_64(va) - m->cap_va));
+	rkey = rte_cpu_to_be_32(d->mr[m - d->sc->mr]->rkey);
+	memcpy(hdr, &va, 8);
+	memcpy(hdr + 8, &rkey, 4);
+}
+
+static void map_ieth(struct replay_dev *d, uint8_t *hdr)
+{
+	const struct replay_mr *m;
+	uint32_t rkey;
+
+	memcpy(&rkey, hdr, 4);
+	m = replay_scenario_mr(d->sc, rte_be_to_cpu_32(rkey));
+	if (m == NULL)
+		return;
+	rkey = rte_cpu_to_be_32(d->mr[m - d->sc->mr]->rkey);
+	memcpy(hdr, &rkey, 4);
+}
+
+/* Copy a request into p->buf with droce's names; its length. */
+static uint32_t rewrite(struct play *p, const struct replay_frame *f)
+{
+	const struct droce_pkt *k = &f->pkt;
+	uint8_t *b = p->buf, *bth = b + k->bth_off;
+	struct droce_bth *h = (struct droce_bth *)bth;
+	uint32_t qw = rte_be_to_cpu_32(h->qpn);
+
+	memcpy(b, f->data, f->len);
+	qw = (qw & ~DROCE_QPN_MASK) | droce_qpn(p->d, droce_bth_qpn(droce_pkt_bth(k)));
+	h->qpn = rte_cpu_to_be_32(qw);
+	if (k->mask & DROCE_M_RETH)
+		map_mem(p->d, bth + droce_opcode_table[k->opcode].offset[DROCE_HDR_RETH]);
+	if (k->mask & DROCE_M_ATMETH)
+		map_mem(p->d, bth + droce_opcode_table[k->opcode].offset[DROCE_HDR_ATMETH]);
+	if (k->mask & DROCE_M_IETH)
+		map_ieth(p->d, bth + droce_opcode_table[k->opcode].offset[DROCE_HDR_IETH]);
+	droce_put_le32(b + k->frame_len - DROCE_ICRC_LEN,
+		       droce_icrc(b + k->l3_off, k->frame_len - DROCE_ICRC_LEN - k->l3_off));
+	return f->len;
+}
+
+static int inject(struct play *p, const void *data, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->d->pool);
+	unsigned int tries = 0;
+
+	if (m == NULL || rte_pktmbuf_append(m, (uint16_t)len) == NULL) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	memcpy(rte_pktmbuf_mtod(m, void *), data, len);
+	while (rte_ring_enqueue(p->d->in, m) != 0) {
+		if (poll_once(p) < 0 || ++tries > MAX_SETTLE) {
+			rte_pktmbuf_free(m);
+			return -1;
+		}
+	}
+	p->r->injected++;
+	return 0;
+}
+
+static int inject_frame(struct play *p, const struct replay_frame *f)
+{
+	if (f->kind == RF_MALFORMED)
+		return inject(p, f->data, f->len);
+	return inject(p, p->buf, rewrite(p, f));
+}
+
+static unsigned int rd_limit(const struct replay_scenario *sc, const struct replay_opts *o)
+{
+	unsigned int i, lim = 255;
+
+	if (o->no_rd_limit)
+		return UINT32_MAX;	/* behave as a requester that ignores the limit */
+	for (i = 0; i < sc->n_qp; i++)
+		if (sc->qp[i].max_dest_rd_atomic != 0 && sc->qp[i].max_dest_rd_atomic < lim)
+			lim = sc->qp[i].max_dest_rd_atomic;
+	return lim;
+}
+
+/* Paced: poll until the capture's time of @p f, relative to the first request. */
+static int wait_until(struct play *p, uint64_t start, uint64_t ts0, const struct replay_frame *f)
+{
+	uint64_t due = start + (f->ts_us - ts0);
+
+	while (now_us() < due) {
+		int n = poll_once(p);
+		struct timespec idle = { 0, 10000 };
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			nanosleep(&idle, NULL);
+	}
+	return 0;
+}
+
+int replay_play(struct replay_dev *d, const struct replay_capture *c,
+		const struct replay_opts *o, struct replay_pcap_out *pout,
+		struct replay_result *r)
+{
+	struct play *p = calloc(1, sizeof(*p));
+	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc, o);
+	uint64_t start = now_us(), ts0 = UINT64_MAX, t_end;
+	int rc = 0;
+
+	if (p == NULL)
+		return -1;
+	*p = (struct play){ .d = d, .pout = pout, .r = r };
+	for (i = 0; i < c->n && rc == 0; i++) {
+		const struct replay_frame *f = &c->f[i];
+
+		r->kind[f->kind]++;
+		if (f->kind != RF_REQUEST && f->kind != RF_MALFORMED)
+			continue;
+		if (ts0 == UINT64_MAX)
+			ts0 = f->ts_us;
+		if (o->pace)
+			rc = wait_until(p, start, ts0, f);
+		if (rc == 0 && f->kind == RF_REQUEST &&
+		    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC)) && ++rd > lim) {
+			rc = settle(p);
+			rd = 1;
+		}
+		rc = rc ? rc : inject_frame(p, f);
+		if (rc == 0 && !o->pace && ++burst == (o->step ? 1u : BURST)) {
+			rc = settle(p);
+			burst = 0;
+		}
+	}
+	rc = rc ? rc : settle(p);
+	r->play_us = now_us() - start;
+	for (t_end = now_us() + FINAL_WAIT_US; rc == 0 && now_us() < t_end;)
+		rc = poll_once(p) < 0 ? -1 : 0;	/* timers: a coalesced ACK's, say */
+	free(p);
+	return rc;
+}
+
+void replay_result_free(struct replay_result *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_out; i++)
+		free(r->out[i].data);
+	free(r->out);
+	memset(r, 0, sizeof(*r));
+}

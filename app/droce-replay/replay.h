@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * droce-replay: feed a capture's requests into a droce device that plays the capture's
+ * responder, record what droce sends, and (--compare) check droce's responses against the
+ * responder's own responses in the capture. See doc/droce-replay.md.
+ *
+ * Pieces: scenario.c (the INI scenario: no EAL, fuzzed), capture.c (pcap in and out, which
+ * frame is what), derive.c (a scenario from the capture itself), dev.c (EAL, the ring port,
+ * droce's device, QPs and MRs), play.c (rewrite, inject, collect), compare.c (the rules).
+ */
+#ifndef DROCE_REPLAY_H
+#define DROCE_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "droce_wire.h"
+
+/* Exit status. */
+#define REPLAY_EXIT_PASS   0	/* replayed; with --compare every response matched */
+#define REPLAY_EXIT_DIFF   1	/* --compare: some response differs */
+#define REPLAY_EXIT_INPUT  2	/* usage, bad pcap, bad scenario, unknown QP */
+#define REPLAY_EXIT_SETUP  3	/* EAL, port, or a droce verbs call failed */
+
+#define REPLAY_MAX_QP 64
+#define REPLAY_MAX_MR 64
+#ifndef REPLAY_MAX_MR_LEN	/* the fuzz target sets a smaller one */
+#define REPLAY_MAX_MR_LEN (256u << 20)	/* per MR: the tool allocates it */
+#endif
+#define REPLAY_MAX_MEM (2ull * REPLAY_MAX_MR_LEN)	/* all MRs together */
+#define REPLAY_ERR_LEN 256
+#define REPLAY_MAX_FRAME 9216	/* bytes: the largest frame injected */
+#define REPLAY_MAX_RECV_WRS 16384	/* per QP: DROCE_MAX_QP_WR */
+#define REPLAY_MAX_RECV_SIZE (1u << 24)	/* bytes per receive WR */
+
+enum replay_qp_type { REPLAY_RC, REPLAY_UC, REPLAY_UD };
+
+/* One QP droce plays, named by the QPN the capture's requests carry. */
+struct replay_qp {
+	uint32_t cap_qpn;	/* DestQP in the capture (rewritten to droce's QPN) */
+	enum replay_qp_type type;
+	uint32_t peer_qpn;	/* the requester's QPN: droce's dest_qp_num */
+	uint32_t rq_psn;	/* the first PSN droce expects */
+	uint32_t sq_psn;
+	uint32_t qkey;		/* UD */
+	uint32_t recv_wrs;	/* receive WRs posted before the replay */
+	uint32_t recv_size;	/* bytes each */
+	uint8_t max_dest_rd_atomic;
+};
+
+/* One MR, named by the R_Key the capture's requests carry. */
+struct replay_mr {
+	uint32_t cap_rkey;	/* rewritten to droce's R_Key */
+	uint64_t cap_va;	/* the capture's VA of byte 0 (rewritten to droce's address) */
+	uint32_t length;
+	int access;		/* IBV_ACCESS_* */
+	uint8_t *init;		/* initial contents, length bytes (malloc) */
+};
+
+struct replay_scenario {
+	uint8_t mac[6];		/* droce's device: the capture's responder */
+	uint8_t ipv4[4];
+	uint8_t peer_mac[6];
+	uint8_t peer_ipv4[4];
+	uint16_t mtu;		/* Ethernet MTU */
+	unsigned int n_qp, n_mr;
+	struct replay_qp qp[REPLAY_MAX_QP];
+	struct replay_mr mr[REPLAY_MAX_MR];
+};
+
+/* scenario.c */
+/* Load and check an INI scenario. 0, or -1 with a message in @p err. */
+int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err, size_t len);
+void replay_scenario_free(struct replay_scenario *sc);
+/* Write @p sc as an INI scenario that replay_scenario_load() reads back. */
+void replay_scenario_print(FILE *o, const struct replay_scenario *sc, const char *origin);
+struct replay_qp *replay_scenario_qp(const struct replay_scenario *sc, uint32_t cap_qpn);
+struct replay_mr *replay_scenario_mr(const struct replay_scenario *sc, uint32_t cap_rkey);
+
+/* capture.c */
+enum replay_frame_kind {
+	RF_NOT_ROCE,	/* ARP, the TCP exchange, anything else: ignored, counted */
+	RF_REQUEST,	/* a request to droce's side: injected */
+	RF_RESPONSE,	/* a response from droce's side (what rxe sent): compared */
+	RF_OTHER_DIR,	/* RoCE v2 of the other direction (a pingpong's other half) */
+	RF_MALFORMED,	/* RoCE v2 to droce's side that does not parse: injected as is */
+	RF_KIND_NUM
+};
+
+struct replay_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint64_t ts_us;		/* capture time, microseconds */
+	enum replay_frame_kind kind;
+	struct droce_pkt pkt;	/* valid for RF_REQUEST and RF_RESPONSE */
+};
+
+struct replay_capture {
+	const char *path;
+	unsigned int n;
+	struct replay_frame *f;
+};
+
+int replay_capture_load(const char *path, struct replay_capture *c, char *err, size_t len);
+void replay_capture_free(struct replay_capture *c);
+/* Set each frame's kind for a responder at @p ipv4. */
+void replay_capture_classify(struct replay_capture *c, const uint8_t ipv4[4]);
+/* True for a RoCE v2 frame from @p src to @p dst (IPv4). */
+bool replay_frame_is(const struct replay_frame *f, const uint8_t src[4], const uint8_t dst[4]);
+
+struct replay_pcap_out;
+struct replay_pcap_out *replay_pcap_open(const char *path, char *err, size_t len);
+void replay_pcap_write(struct replay_pcap_out *o, const void *data, uint32_t len);
+void replay_pcap_close(struct replay_pcap_out *o);
+
+/* derive.c: the responder's set-up from the capture. 0, or -1 with a message. */
+int replay_derive(struct replay_capture *c, struct replay_scenario *sc,
+		  const char *responder, char *err, size_t len);
+
+/* One frame droce sent. */
+struct replay_out {
+	uint8_t *data;
+	uint32_t len;
+	struct droce_pkt pkt;
+	bool parsed;
+};
+
+struct replay_result {
+	unsigned int n_out;
+	struct replay_out *out;
+	uint64_t kind[RF_KIND_NUM];
+	uint64_t injected;
+	uint64_t recv_ok, recv_err;	/* receive completions on droce's QPs */
+	uint64_t play_us;		/* first injection to the last request's settling */
+};
+
+/* dev.c + play.c */
+struct replay_opts {
+	const char *capture;
+	const char *scenario;
+	const char *output;
+	const char *responder;	/* --responder ADDR: which side droce plays (derive) */
+	bool compare;
+	bool pace;
+	bool step;	/* one request at a time: droce never coalesces ACKs */
+	bool print_scenario;
+	bool no_rd_limit;	/* do not keep max_dest_rd_atomic (a misbehaving requester) */
+	bool quiet;
+};
+
+/* opts.c: -1 to go on, else the exit status (help printed: 0; bad usage: 2). */
+int replay_parse_args(int argc, char **argv, struct replay_opts *o);
+
+struct replay_dev;
+struct replay_dev *replay_dev_open(const struct replay_scenario *sc, char *err, size_t len);
+void replay_dev_close(struct replay_dev *d);
+int replay_play(struct replay_dev *d, const struct replay_capture *c,
+		const struct replay_opts *o, struct replay_pcap_out *pout,
+		struct replay_result *r);
+void replay_dev_print_counters(struct replay_dev *d, FILE *o);
+void replay_result_free(struct replay_result *r);
+
+/* compare.c: print the differences; the number of them. */
+unsigned int replay_compare(const struct replay_capture *c, const struct replay_result *r,
+			    FILE *o);
+
+#endif /* DROCE_REPLAY_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/* droce's side of a replay (dev.c, dev_objects.c, play.c): private to droce-replay. */
+#ifndef DROCE_REPLAY_DEV_H
+#define DROCE_REPLAY_DEV_H
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "droce.h"
+#include "replay.h"
+
+#define REPLAY_RING 1024
+
+struct replay_dev {
+	const struct replay_scenario *sc;
+	struct rte_ring *in;		/* the tool enqueues, droce's port receives */
+	struct rte_ring *out;		/* droce's port transmits, the tool dequeues */
+	struct rte_mempool *pool;	/* injected frames */
+	uint16_t port;
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_cq *cq;
+	struct droce_qp *qp[REPLAY_MAX_QP];	/* as sc->qp[] */
+	struct droce_mr *mr[REPLAY_MAX_MR];	/* as sc->mr[] */
+	uint8_t *mem[REPLAY_MAX_MR];
+	struct droce_mr *rmr[REPLAY_MAX_QP];	/* receive buffers */
+	uint8_t *rbuf[REPLAY_MAX_QP];
+};
+
+int replay_dev_objects(struct replay_dev *d, char *err, size_t len);
+
+#endif /* DROCE_REPLAY_DEV_H */

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The scenario file: INI read with rte_cfgfile (no EAL needed, so the libFuzzer target in
+ * test/replay links this file alone). Sections: [device], [qp CAPTURED_QPN], [mr CAPTURED_RKEY];
+ * keys in doc/droce-replay.md. Every unknown section, unknown key and bad value is an error
+ * that names the section, the key and the value.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rte_cfgfile.h>
+
+#include "replay.h"
+
+struct pctx {
+	struct replay_scenario *sc;
+	const char *sec;
+	char *err;
+	size_t len;
+	uint64_t mem;	/* bytes of MR so far */
+};
+
+static int fail(struct pctx *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(p->err, p->len, "[%s] ", p->sec);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < p->len)
+		vsnprintf(p->err + n, p->len - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* An unsigned number (decimal or 0x hex) no larger than @p max. */
+static int num(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (*s == '\0' || *s == '-')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return (errno != 0 || *end != '\0' || *v > max) ? -1 : 0;
+}
+
+static int mac(const char *s, uint8_t out[6])
+{
+	unsigned int b[6], i;
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6)
+		return -1;
+	for (i = 0; i < 6; i++)
+		out[i] = (uint8_t)b[i];
+	return 0;
+}
+
+static int device_key(struct pctx *p, const char *k, const char *v)
+{
+	struct replay_scenario *sc = p->sc;
+	uint64_t n;
+
+	if (strcmp(k, "mac") == 0 && mac(v, sc->mac) == 0)
+		return 0;
+	if (strcmp(k, "peer_mac") == 0 && mac(v, sc->peer_mac) == 0)
+		return 0;
+	if (strcmp(k, "ipv4") == 0 && inet_pton(AF_INET, v, sc->ipv4) == 1)
+		return 0;
+	if (strcmp(k, "peer_ipv4") == 0 && inet_pton(AF_INET, v, sc->peer_ipv4) == 1)
+		return 0;
+	if (strcmp(k, "mtu") == 0 && num(v, 9216, &n) == 0 && n >= 576) {
+		sc->mtu = (uint16_t)n;
+		return 0;
+	}
+	return fail(p, "bad key or value: %s = %s", k, v);
+}
+
+static int qp_type(const char *v, enum replay_qp_type *t)
+{
+	if (strcmp(v, "rc") == 0)
+		*t = REPLAY_RC;
+	else if (strcmp(v, "uc") == 0)
+		*t = REPLAY_UC;
+	else if (strcmp(v, "ud") == 0)
+		*t = REPLAY_UD;
+	else
+		return -1;
+	return 0;
+}
+
+static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char *v)
+{
+	uint64_t n = 0;
+	int bad;
+
+	if (strcmp(k, "type") == 0)
+		bad = qp_type(v, &q->type);
+	else if (strcmp(k, "peer_qpn") == 0 && (bad = num(v, DROCE_QPN_MASK, &n)) == 0)
+		q->peer_qpn = (uint32_t)n;
+	else if (strcmp(k, "rq_psn") == 0 && (bad = num(v, DROCE_PSN_MASK, &n)) == 0)
+		q->rq_psn = (uint32_t)n;
+	else if (strcmp(k, "sq_psn") == 0 && (bad = num(v, DROCE_PSN_MASK, &n)) == 0)
+		q->sq_psn = (uint32_t)n;
+	else if (strcmp(k, "qkey") == 0 && (bad = num(v, UINT32_MAX, &n)) == 0)
+		q->qkey = (uint32_t)n;
+	else if (strcmp(k, "recv_wrs") == 0 && (bad = num(v, REPLAY_MAX_RECV_WRS, &n)) == 0)
+		q->recv_wrs = (uint32_t)n;
+	else if (strcmp(k, "recv_size") == 0 && (bad = num(v, REPLAY_MAX_RECV_SIZE, &n)) == 0)
+		q->recv_size = (uint32_t)n;
+	else if (strcmp(k, "max_dest_rd_atomic") == 0 && (bad = num(v, 255, &n)) == 0)
+		q->max_dest_rd_atomic = (uint8_t)n;
+	else
+		bad = -1;
+	return bad != 0 ? fail(p, "bad key or value: %s = %s", k, v) : 0;
+}
+
+static int access_flags(const char *v, int *acc)
+{
+	char buf[CFG_VALUE_LEN];
+	char *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	*acc = 0;
+	for (tok = strtok_r(buf, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
+		if (strcmp(tok, "remote_write") == 0)
+			*acc |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+		else if (strcmp(tok, "remote_read") == 0)
+			*acc |= IBV_ACCESS_REMOTE_READ;
+		else if (strcmp(tok, "remote_atomic") == 0)
+			*acc |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
+		else if (strcmp(tok, "local_write") == 0)
+			*acc |= IBV_ACCESS_LOCAL_WRITE;
+		else if (strcmp(tok, "none") != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* data = OFFSET:HEX, applied after fill (so both may appear in any order). */
+static int mr_data(struct pctx *p, struct replay_mr *m, const char *v)
+{
+	char off_s[32];
+	const char *colon = strchr(v, ':'), *h;
+	uint64_t off;
+	size_t n, i;
+
+	if (colon == NULL || (size_t)(colon - v) >= sizeof(off_s))
+		return fail(p, "data must be OFFSET:HEXBYTES: %s", v);
+	memcpy(off_s, v, colon - v);
+	off_s[colon - v] = '\0';
+	h = colon + 1;
+	n = strlen(h);
+	if (num(off_s, m->length, &off) != 0 || n == 0 || n % 2 != 0 || off + n / 2 > m->length)
+		return fail(p, "data outside the MR or not whole hex bytes: %s", v);
+	for (i = 0; i < n / 2; i++) {
+		int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return fail(p, "data is not hex: %s", v);
+		m->init[off + i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* Pass 1 of an [mr]: va, length, access, fill. */
+static int mr_key(struct pctx *p, struct replay_mr *m, const char *k, const char *v, int *fill)
+{
+	uint64_t n = 0;
+
+	if (strcmp(k, "va") == 0 && num(v, UINT64_MAX, &n) == 0)
+		m->cap_va = n;
+	else if (strcmp(k, "length") == 0 && num(v, REPLAY_MAX_MR_LEN, &n) == 0 && n > 0)
+		m->length = (uint32_t)n;
+	else if (strcmp(k, "access") == 0 && access_flags(v, &m->access) == 0)
+		return 0;
+	else if (strcmp(k, "fill") == 0 && num(v, 255, &n) == 0)
+		*fill = (int)n;
+	else if (strcmp(k, "data") != 0)
+		return fail(p, "bad key or value: %s = %s", k, v);
+	return 0;
+}
+
+static int section_entries(struct pctx *p, struct rte_cfgfile *cf,
+			   struct rte_cfgfile_entry **ent)
+{
+	int n = rte_cfgfile_section_num_entries(cf, p->sec);
+
+	if (n < 0)
+		return fail(p, "cannot read the entries");
+	*ent = calloc(n > 0 ? n : 1, sizeof(**ent));
+	if (*ent == NULL)
+		return fail(p, "out of memory");
+	if (n > 0 && rte_cfgfile_section_entries(cf, p->sec, *ent, n) != n) {
+		free(*ent);
+		return fail(p, "cannot read the entries");
+	}
+	return n;
+}
+
+static int parse_mr(struct pctx *p, struct rte_cfgfile *cf, uint32_t rkey)
+{
+	struct replay_mr *m = &p->sc->mr[p->sc->n_mr];
+	struct rte_cfgfile_entry *ent;
+	int n = section_entries(p, cf, &ent), i, fill = 0, rc = 0;
+
+	if (n < 0)
+		return -1;
+	m->cap_rkey = rkey;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = mr_key(p, m, ent[i].name, ent[i].value, &fill);
+	if (rc == 0 && m->length == 0)
+		rc = fail(p, "length is missing");
+	if (rc == 0 && m->cap_va + m->length < m->cap_va)
+		rc = fail(p, "va + length wraps");
+	if (rc == 0 && p->mem + m->length > REPLAY_MAX_MEM)
+		rc = fail(p, "the MRs add up to more than %u MiB", (unsigned int)(REPLAY_MAX_MEM >> 20));
+	if (rc == 0 && (m->init = malloc(m->length)) == NULL)
+		rc = fail(p, "cannot allocate %u bytes", m->length);
+	if (rc == 0) {
+		p->sc->n_mr++;
+		p->mem += m->length;
+		memset(m->init, fill, m->length);
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		if (strcmp(ent[i].name, "data") == 0)
+			rc = mr_data(p, m, ent[i].value);
+	free(ent);
+	return rc;
+}
+
+static int parse_qp(struct pctx *p, struct rte_cfgfile *cf, uint32_t qpn)
+{
+	struct replay_qp *q = &p->sc->qp[p->sc->n_qp];
+	struct rte_cfgfile_entry *ent;
+	int n = section_entries(p, cf, &ent), i, rc = 0;
+
+	if (n < 0)
+		return -1;
+	q->cap_qpn = qpn;
+	q->max_dest_rd_atomic = 16;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = qp_key(p, q, ent[i].name, ent[i].value);
+	free(ent);
+	if (rc == 0 && q->type == REPLAY_UD && q->recv_wrs > 0 && q->recv_size < DROCE_GRH_LEN)
+		rc = fail(p, "a UD receive buffer holds the 40-byte GRH: recv_size >= 40");
+	if (rc == 0)
+		p->sc->n_qp++;
+	return rc;
+}
+
+static int parse_device(struct pctx *p, struct rte_cfgfile *cf)
+{
+	struct rte_cfgfile_entry *ent;
+	int n = section_entries(p, cf, &ent), i, rc = 0;
+
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = device_key(p, ent[i].name, ent[i].value);
+	free(ent);
+	return rc;
+}
+
+/* "qp 0x32" / "mr 0x2421": the captured number after the word. */
+static int section_number(struct pctx *p, const char *word, uint64_t max, uint32_t *v)
+{
+	const char *s = p->sec + strlen(word);
+	uint64_t n;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (num(s, max, &n) != 0)
+		return fail(p, "expected [%s NUMBER] (at most %#" PRIx64 ")", word, max);
+	*v = (uint32_t)n;
+	return 0;
+}
+
+static int parse_section(struct pctx *p, struct rte_cfgfile *cf)
+{
+	struct replay_scenario *sc = p->sc;
+	uint32_t v;
+
+	if (strcmp(p->sec, "device") == 0)
+		return parse_device(p, cf);
+	if (strncmp(p->sec, "qp", 2) == 0 && (p->sec[2] == ' ' || p->sec[2] == '\t')) {
+		if (section_number(p, "qp", DROCE_QPN_MASK, &v) != 0)
+			return -1;
+		if (replay_scenario_qp(sc, v) != NULL)
+			return fail(p, "QP %#x defined twice", v);
+		if (sc->n_qp == REPLAY_MAX_QP)
+			return fail(p, "more than %d QPs", REPLAY_MAX_QP);
+		return parse_qp(p, cf, v);
+	}
+	if (strncmp(p->sec, "mr", 2) == 0 && (p->sec[2] == ' ' || p->sec[2] == '\t')) {
+		if (section_number(p, "mr", UINT32_MAX, &v) != 0)
+			return -1;
+		if (replay_scenario_mr(sc, v) != NULL)
+			return fail(p, "MR %#x defined twice", v);
+		if (sc->n_mr == REPLAY_MAX_MR)
+			return fail(p, "more than %d MRs", REPLAY_MAX_MR);
+		return parse_mr(p, cf, v);
+	}
+	return fail(p, "unknown section (expected [device], [qp QPN], [mr RKEY])");
+}
+
+static int check_device(struct pctx *p)
+{
+	static const uint8_t zero[6];
+
+	p->sec = "device";
+	if (memcmp(p->sc->ipv4, zero, 4) == 0 || memcmp(p->sc->peer_ipv4, zero, 4) == 0)
+		return fail(p, "ipv4 and peer_ipv4 are required");
+	if (memcmp(p->sc->mac, zero, 6) == 0 || memcmp(p->sc->peer_mac, zero, 6) == 0)
+		return fail(p, "mac and peer_mac are required");
+	if (p->sc->n_qp == 0) {
+		snprintf(p->err, p->len, "no [qp QPN] section: droce would have no QP");
+		return -1;
+	}
+	return 0;
+}
+
+static bool duplicate(struct pctx *p, char **names, int i)
+{
+	int j;
+
+	for (j = 0; j < i; j++)
+		if (strcmp(names[j], p->sec) == 0)
+			return true;
+	return false;
+}
+
+static int parse_file(struct pctx *p, struct rte_cfgfile *cf)
+{
+	int n = rte_cfgfile_num_sections(cf, NULL, 0), i, rc = 0;
+	char **names;
+
+	if (n <= 0 || !rte_cfgfile_has_section(cf, "device")) {
+		snprintf(p->err, p->len, "no [device] section");
+		return -1;
+	}
+	names = calloc(n, sizeof(*names));
+	for (i = 0; names != NULL && i < n; i++)
+		names[i] = calloc(1, CFG_NAME_LEN);
+	if (names == NULL || names[n - 1] == NULL)
+		rc = -1;
+	if (rc == 0 && rte_cfgfile_sections(cf, names, n) != n)
+		rc = -1;
+	if (rc != 0)
+		snprintf(p->err, p->len, "cannot read the sections");
+	for (i = 0; rc == 0 && i < n; i++) {
+		p->sec = names[i];
+		rc = duplicate(p, names, i) ? fail(p, "section appears twice") :
+			parse_section(p, cf);
+	}
+	for (i = 0; names != NULL && i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc == 0 ? check_device(p) : rc;
+}
+
+int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err, size_t len)
+{
+	struct pctx p = { .sc = sc, .sec = "", .err = err, .len = len };
+	struct rte_cfgfile *cf;
+	int rc;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->mtu = 1500;
+	cf = rte_cfgfile_load(path, 0);
+	if (cf == NULL) {
+		snprintf(err, len, "cannot read it as INI (missing, unreadable, or a line that is "
+			 "neither [section], key = value nor a ; comment)");
+		return -1;
+	}
+	rc = parse_file(&p, cf);
+	rte_cfgfile_close(cf);
+	if (rc != 0)
+		replay_scenario_free(sc);
+	return rc;
+}
+
+void replay_scenario_free(struct replay_scenario *sc)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->n_mr; i++) {
+		free(sc->mr[i].init);
+		sc->mr[i].init = NULL;
+	}
+	sc->n_mr = 0;
+	sc->n_qp = 0;
+}
+
+struct replay_qp *replay_scenario_qp(const struct replay_scenario *sc, uint32_t cap_qpn)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->n_qp; i++)
+		if (sc->qp[i].cap_qpn == cap_qpn)
+			return (struct replay_qp *)(uintptr_t)&sc->qp[i];	/* as strchr() */
+	return NULL;
+}
+
+struct replay_mr *replay_scenario_mr(const struct replay_scenario *sc, uint32_t cap_rkey)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->n_mr; i++)
+		if (sc->mr[i].cap_rkey == cap_rkey)
+			return (struct replay_mr *)(uintptr_t)&sc->mr[i];
+	return NULL;
+}

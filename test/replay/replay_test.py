@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""droce-replay against the real Linux Soft-RoCE captures in ../shared/captures.
+
+usage: replay_test.py DROCE_REPLAY DROCE_DUMP CAPTURES WORKDIR CHECK
+
+Expected numbers come from the captures themselves through tshark (never from droce-replay):
+how many responses rxe sent, how many frames are not RoCE v2, the requests' time span.
+Exit 0 pass, 77 when the captures or tshark are absent, else fail."""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+REPLAY, DUMP, CAPS, WORK, CHECK = sys.argv[1:6]
+RESPONSE_OPCODES = {13, 14, 15, 16, 17, 18}   # READ responses, ACK, atomic ACK
+G1, G2 = '10.47.0.1', '10.47.0.2'
+
+
+def run(*args, code=0):
+    p = subprocess.run([REPLAY, *args], capture_output=True, text=True, timeout=60)
+    if p.returncode != code:
+        sys.exit(f'droce-replay {" ".join(args)}: exit {p.returncode}, expected {code}\n'
+                 f'{p.stdout}\n{p.stderr}')
+    return p
+
+
+def cap(name):
+    return os.path.join(CAPS, name + '.pcap')
+
+
+def tshark(path, fields, filt=None):
+    cmd = ['tshark', '-r', path, '-T', 'fields', '-E', 'separator=,']
+    if filt:
+        cmd += ['-Y', filt]
+    for f in fields:
+        cmd += ['-e', f]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return [line.split(',') for line in out.splitlines() if line]
+
+
+def rxe_responses(name, responder):
+    """The responses the capture's responder sent (RoCE v2 from it with a response opcode)."""
+    rows = tshark(cap(name), ['infiniband.bth.opcode'],
+                  f'ip.src=={responder} && udp.dstport==4791')
+    return sum(1 for (op,) in rows if int(op) in RESPONSE_OPCODES)
+
+
+def not_roce(name):
+    return len(tshark(cap(name), ['frame.number'], 'not udp.dstport==4791'))
+
+
+def summary(out):
+    m = re.search(r'compare: (\d+) rxe responses matched one for one, (\d+) covered by a '
+                  r'coalesced droce ACK, (\d+) differences', out)
+    assert m, out
+    return tuple(int(x) for x in m.groups())
+
+
+def golden(name, responder=G1, messages=None):
+    """--compare passes one for one in step mode, and with coalescing allowed in fast mode;
+    every rxe response is accounted for; TCP and ARP are ignored and counted."""
+    args = ['-r', responder]
+    n = rxe_responses(name, responder)
+    out = run('-q', '--compare', '--step', *args, cap(name)).stdout
+    assert summary(out) == (n, 0, 0), f'{name}: expected {n} one-for-one matches\n{out}'
+    assert f'{not_roce(name)} not RoCE v2 (ignored)' in out, out
+    if messages is not None:   # UC/UD: no response exists; droce must take each message
+        assert f'droce sent 0 frames; receive completions: {messages} ok, 0 error' in out, out
+    out = run('-q', '--compare', *args, cap(name)).stdout
+    matched, covered, diffs = summary(out)
+    assert diffs == 0 and matched + covered == n and (matched >= 1 or n == 0), out
+
+
+def golden_bw():
+    for name in ('write_bw', 'read_bw', 'send_bw', 'atomic_bw'):
+        golden(name)
+
+
+def golden_lat():
+    """Both sides send: droce plays each side's responder in turn."""
+    for name in ('write_lat', 'send_lat'):
+        golden(name)
+        golden(name, responder=G2)
+
+
+def golden_pingpong():
+    """Every pingpong, droce playing each side's responder in turn."""
+    golden('rc_pingpong')
+    golden('rc_pingpong', responder=G2)
+    golden('srq_pingpong')            # rxe ACKs two duplicate SENDs: droce must too
+    golden('srq_pingpong', responder=G2)
+    for side in (G1, G2):
+        golden('uc_pingpong', responder=side, messages=10)
+        golden('ud_pingpong', responder=side, messages=10)
+
+
+def golden_scenario_file():
+    """config/replay-write_bw.ini gives the same result as the derived set-up, and a derived
+    scenario printed with --print-scenario reads back and replays identically."""
+    ini = os.path.join(os.path.dirname(__file__), '..', '..', 'config', 'replay-write_bw.ini')
+    out = run('-q', '-c', '-1', '-s', ini, cap('write_bw')).stdout
+    assert summary(out) == (rxe_responses('write_bw', G1), 0, 0), out
+    for name in ('atomic_bw', 'read_bw'):
+        path = os.path.join(WORK, name + '.ini')
+        with open(path, 'w') as f:
+            f.write(run('--print-scenario', cap(name)).stdout)
+        out = run('-q', '-c', '-1', '-s', path, cap(name)).stdout
+        assert summary(out) == (rxe_responses(name, G1), 0, 0), out
+
+
+def compare_detects_differences():
+    """A wrong memory content, a wrong first PSN or an unmapped R_Key makes --compare fail
+    (exit 1) and list the frames: the comparison can fail."""
+    text = run('--print-scenario', cap('read_bw')).stdout
+    bad = re.sub(r'^data = 0:7e', 'data = 0:7f', text, flags=re.M)
+    assert bad != text
+    path = os.path.join(WORK, 'read_bw_bad.ini')
+    with open(path, 'w') as f:
+        f.write(bad)
+    out = run('-q', '-c', '-1', '-s', path, cap('read_bw'), code=1).stdout
+    assert re.search(r'^DIFF capture frame \d+: rxe RC_RDMA_READ_RESPONSE_FIRST .*payload '
+                     r'differs$', out, re.M), out
+    text = run('--print-scenario', cap('write_bw')).stdout
+    bad = re.sub(r'^rq_psn = (\d+)', lambda m: f'rq_psn = {int(m.group(1)) + 1}', text,
+                 flags=re.M)
+    with open(path, 'w') as f:
+        f.write(bad)
+    out = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1).stdout
+    assert 'DIFF' in out and 'differences' in out and ' 0 differences' not in out, out
+    # an R_Key the scenario does not map: left as captured, droce NAKs (remote access error)
+    with open(path, 'w') as f:
+        f.write(text.replace('[mr 0x2421]', '[mr 0x1]'))
+    p = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1)
+    assert 'R_Key 0x2421 is not in the scenario: left as captured' in p.stderr, p.stderr
+    assert re.search(r'^DIFF .*droce RC_ACKNOWLEDGE PSN \d+ syndrome 0x62 ', p.stdout, re.M), \
+        p.stdout
+
+
+def known_issue_rd_limit_exceeded():
+    """KNOWN FAILURE (meson should_fail; doc/droce-replay.md "Finding"): a requester exceeding
+    droce's max_dest_rd_atomic. Each READ must be answered, NAKed, or at least counted; today
+    droce answers 8 of 50 and says nothing. Passes (so meson reports an unexpected pass) once
+    lib/transport answers or counts them."""
+    text = run('--print-scenario', cap('read_bw')).stdout
+    path = os.path.join(WORK, 'read_bw_rd4.ini')
+    with open(path, 'w') as f:
+        f.write(text.replace('max_dest_rd_atomic = 16', 'max_dest_rd_atomic = 4'))
+    out_pcap = os.path.join(WORK, 'read_bw_rd4.pcap')
+    p = subprocess.run([REPLAY, '-c', '--no-rd-limit', '-s', path, '-o', out_pcap,
+                        cap('read_bw')], capture_output=True, text=True, timeout=60)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    quiet = {'rx_packets', 'rx_bytes', 'tx_packets', 'tx_bytes', 'rx_roce'}
+    counted = [line.split()[0] for line in p.stdout.splitlines()
+               if re.match(r'^  [a-z_.A-Z]+ +\d+$', line) and line.split()[0] not in quiet]
+    rows = tshark(out_pcap, ['infiniband.bth.opcode', 'infiniband.aeth.syndrome'])
+    last = sum(1 for op, _ in rows if int(op) in (15, 16))      # READ response last/only
+    naks = sum(1 for op, syn in rows if int(op) == 17 and syn and int(syn, 0) & 0x60)
+    assert last + naks == 50 or counted, (last, naks, counted)
+
+
+def output_pcap():
+    """Every frame droce sent is in -o's pcap: droce-dump verifies each, and tshark sees the
+    ACKs (write_bw) and READ responses (read_bw) the capture's responder sent, field for
+    field: opcode, PSN, DestQP, MSN, payload."""
+    for name, extra in (('write_bw', []), ('read_bw', ['data.data'])):
+        out = os.path.join(WORK, name + '_droce.pcap')
+        run('-q', '-1', '-o', out, cap(name))
+        d = subprocess.run([DUMP, '-q', out], capture_output=True, text=True)
+        assert d.returncode == 0, d.stdout + d.stderr
+        fields = ['ip.src', 'ip.dst', 'infiniband.bth.opcode', 'infiniband.bth.psn',
+                  'infiniband.bth.destqp', 'infiniband.aeth.msn'] + extra
+        mine = tshark(out, fields)
+        rxe = tshark(cap(name), fields, f'ip.src=={G1} && udp.dstport==4791')
+        assert mine == rxe and len(mine) == rxe_responses(name, G1), (mine[:3], rxe[:3])
+
+
+def paced_vs_fast():
+    """--pace spreads the requests over the capture's own time span; fast mode does not wait
+    (both pass --compare)."""
+    name = 'write_lat'
+    rows = tshark(cap(name), ['frame.time_relative', 'infiniband.bth.opcode'],
+                  f'ip.dst=={G1} && udp.dstport==4791')
+    t = [float(ts) for ts, op in rows if int(op) not in RESPONSE_OPCODES]
+    span_ms = (t[-1] - t[0]) * 1000
+    ms = {}
+    for mode in ('--pace', None):
+        out = run('-q', '-c', '-r', G1, *([mode] if mode else []), cap(name)).stdout
+        m = re.search(r'replayed in ([0-9.]+) ms \((paced|fast)\)', out)
+        assert m and m.group(2) == ('paced' if mode else 'fast'), out
+        ms[m.group(2)] = float(m.group(1))
+    assert ms['paced'] >= span_ms, (ms, span_ms)
+    assert ms['fast'] < ms['paced'], ms
+    run('--pace', '--step', cap(name), code=2)
+
+
+def errors():
+    """Bad pcap (garbage, missing, truncated, a frame over 9216 bytes), bad scenario, a
+    scenario whose address no request goes to, unknown QP, bad usage: exit 2 and a message
+    naming the cause."""
+    def err(args, text):
+        p = run(*args, code=2)
+        assert text in p.stderr, (args, p.stderr)
+    garbage = os.path.join(WORK, 'garbage.pcap')
+    with open(garbage, 'wb') as f:
+        f.write(b'this is not a pcap file at all')
+    err([garbage], 'not a readable pcap')
+    err([os.path.join(WORK, 'missing.pcap')], 'No such file')
+    trunc = os.path.join(WORK, 'truncated.pcap')
+    with open(cap('write_bw'), 'rb') as f, open(trunc, 'wb') as g:
+        g.write(f.read(100))
+    err([trunc], 'truncated')
+    jumbo = os.path.join(WORK, 'jumbo.pcap')
+    with open(cap('write_bw'), 'rb') as f:
+        data = f.read()
+    off, n = 24, 0
+    while True:   # the first request to g1: frame 20 (tshark numbering)
+        caplen = struct.unpack('<I', data[off + 8:off + 12])[0]
+        n += 1
+        if n == 20:
+            break
+        off += 16 + caplen
+    frame = data[off + 16:off + 16 + caplen] + bytes(10000)   # Ethernet padding past IP
+    with open(jumbo, 'wb') as g:
+        g.write(data[:16] + struct.pack('<I', 65535) + data[20:24] + data[off:off + 8] + struct.pack('<II', len(frame), len(frame))
+                + frame)
+    err([jumbo], 'more than a 9216-byte jumbo frame')
+    good = run('--print-scenario', cap('write_bw')).stdout
+    bad_scenarios = [
+        ('[device]\nmac = zz\n', '[device] bad key or value: mac = zz'),
+        (good + '\n[bogus]\n', '[bogus] unknown section'),
+        (good.replace('type = rc', 'type = xrc'), 'bad key or value: type = xrc'),
+        (good.replace('rq_psn =', 'rq_psn = 0x1000000 ;'), 'bad key or value: rq_psn'),
+        (good + '\n[qp 0x32]\ntype = rc\n', 'section appears twice'),
+        (good.replace('fill = 0', 'fill = 0\ndata = 4095:0011'), 'data outside the MR'),
+        (good.replace('[device]', '[devices]'), 'no [device] section'),
+        ('[device\nmac = 1\n', 'cannot read it as INI'),
+    ]
+    for i, (text, msg) in enumerate(bad_scenarios):
+        path = os.path.join(WORK, f'bad{i}.ini')
+        with open(path, 'w') as f:
+            f.write(text)
+        err(['-s', path, cap('write_bw')], msg)
+    err(['-s', os.path.join(WORK, 'missing.ini'), cap('write_bw')], 'cannot read it as INI')
+    unknown = os.path.join(WORK, 'unknown_qp.ini')
+    with open(unknown, 'w') as f:
+        f.write(good.replace('[qp 0x32]', '[qp 0x99]'))
+    err(['-s', unknown, cap('write_bw')], 'request to QP 0x32, which the scenario does not '
+        'define')
+    other = os.path.join(WORK, 'other_address.ini')
+    with open(other, 'w') as f:
+        f.write(good.replace('ipv4 = 10.47.0.1', 'ipv4 = 10.47.0.7'))
+    err(['-s', other, cap('write_bw')], 'no RoCE v2 request goes to 10.47.0.7')
+    err([], 'expected one capture file')
+    err(['-r', '10.47.0.9', cap('write_bw')], 'no RoCE v2 request to that address')
+    err(['-r', G1, '-s', unknown, cap('write_bw')], '--responder is for a derived scenario')
+
+
+def main():
+    if not os.path.isdir(CAPS) or shutil.which('tshark') is None:
+        print('no captures or no tshark: skipped')
+        sys.exit(77)
+    os.makedirs(WORK, exist_ok=True)
+    globals()[CHECK]()
+    print(f'{CHECK}: ok')
+
+
+main()
