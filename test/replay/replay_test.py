@@ -140,11 +140,12 @@ def compare_detects_differences():
         p.stdout
 
 
-def known_issue_rd_limit_exceeded():
-    """KNOWN FAILURE (meson should_fail; doc/droce-replay.md "Finding"): a requester exceeding
-    droce's max_dest_rd_atomic. Each READ must be answered, NAKed, or at least counted; today
-    droce answers 8 of 50 and says nothing. Passes (so meson reports an unexpected pass) once
-    lib/transport answers or counts them."""
+def rd_limit_exceeded_counted():
+    """A requester exceeding droce's max_dest_rd_atomic (read_bw at max_dest_rd_atomic = 4,
+    --no-rd-limit; doc/droce-replay.md "Finding"): the excess READs are dropped and counted
+    (rx_rd_atomic_excess) and every READ response droce does send carries its own request's
+    data (the same PSN and payload as rxe's response in the capture) -- before the fix, the
+    queued response of a recycled resource carried a newer READ's data, uncounted."""
     text = run('--print-scenario', cap('read_bw')).stdout
     path = os.path.join(WORK, 'read_bw_rd4.ini')
     with open(path, 'w') as f:
@@ -153,13 +154,16 @@ def known_issue_rd_limit_exceeded():
     p = subprocess.run([REPLAY, '-c', '--no-rd-limit', '-s', path, '-o', out_pcap,
                         cap('read_bw')], capture_output=True, text=True, timeout=60)
     assert p.returncode in (0, 1), p.stdout + p.stderr
-    quiet = {'rx_packets', 'rx_bytes', 'tx_packets', 'tx_bytes', 'rx_roce'}
-    counted = [line.split()[0] for line in p.stdout.splitlines()
-               if re.match(r'^  [a-z_.A-Z]+ +\d+$', line) and line.split()[0] not in quiet]
-    rows = tshark(out_pcap, ['infiniband.bth.opcode', 'infiniband.aeth.syndrome'])
-    last = sum(1 for op, _ in rows if int(op) in (15, 16))      # READ response last/only
-    naks = sum(1 for op, syn in rows if int(op) == 17 and syn and int(syn, 0) & 0x60)
-    assert last + naks == 50 or counted, (last, naks, counted)
+    counted = {line.split()[0]: int(line.split()[1]) for line in p.stdout.splitlines()
+               if re.match(r'^  [a-z_.A-Z]+ +\d+$', line)}
+    assert counted.get('rx_rd_atomic_excess', 0) > 0, p.stdout
+    fields = ['infiniband.bth.opcode', 'infiniband.bth.psn', 'data.data']
+    mine = [r for r in tshark(out_pcap, fields) if int(r[0]) in (13, 14, 15, 16)]
+    rxe = set(tuple(r) for r in tshark(cap('read_bw'), fields,
+                                       f'ip.src=={G1} && udp.dstport==4791'))
+    assert mine, 'no READ response at all'
+    wrong = [r for r in mine if tuple(r) not in rxe]
+    assert not wrong, wrong[:3]
 
 
 def output_pcap():
