@@ -111,7 +111,7 @@ static void references(const struct perf_opts *o, const uint32_t *sz, unsigned i
 		} else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
 			fprintf(stderr, "droce-perf: raw link not measured (needs the two ports "
 				"of an in-process pair)\n");
-		perf_bounds_measure(sz[i], &refs[i]);
+		perf_bounds_measure(sz[i], 128u << mtu, &refs[i]);
 	}
 }
 

@@ -191,8 +191,8 @@ int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
 /* rawfwd.c: before the devices are opened (the engine does not own the ports yet). */
 int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_refs *refs);
 
-/* bounds.c */
-void perf_bounds_measure(uint32_t size, struct perf_refs *refs);
+/* bounds.c: memcpy and CRC rates over @p size bytes in pieces of the path MTU @p mtu (bytes). */
+void perf_bounds_measure(uint32_t size, uint32_t mtu, struct perf_refs *refs);
 
 /* report.c */
 void perf_report_header(const struct perf_opts *o);

@@ -298,7 +298,7 @@ static int section_number(struct pctx *p, const char *word, uint64_t max, uint32
 static int parse_section(struct pctx *p, struct rte_cfgfile *cf)
 {
 	struct replay_scenario *sc = p->sc;
-	uint32_t v;
+	uint32_t v = 0;
 
 	if (strcmp(p->sec, "device") == 0)
 		return parse_device(p, cf);
