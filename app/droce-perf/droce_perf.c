@@ -15,8 +15,8 @@
  * it stands ("interrupted"), and exits with 130.
  *
  * Two processes (--server, --client; peer.c, serve.c): each process has one side, over
- * vhost-user; the raw-link phase is not run there (it needs both ports in one process), the
- * memcpy/CRC bounds are; both sides print the client's results and both sides' counters.
+ * vhost-user; the raw-link phase runs on a second vhost-user pair of their own once the QPs
+ * are connected (rawfwd.c); both sides print the client's results and both sides' counters.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -104,15 +104,35 @@ static void references(const struct perf_opts *o, const uint32_t *sz, unsigned i
 
 		if (i > 0 && fl == refs[i - 1].frame_len)
 			refs[i] = refs[i - 1];
-		else if (o->role != PERF_BOTH) {
-			if (i == 0 && !o->json)
-				fprintf(stderr, "droce-perf: raw link not measured in two-process "
-					"mode (memcpy/CRC references only)\n");
-		} else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
+		else if (o->role != PERF_BOTH)
+			;	/* measured once the peers are connected: peer_references() */
+		else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
 			fprintf(stderr, "droce-perf: raw link not measured (needs the two ports "
 				"of an in-process pair)\n");
 		perf_bounds_measure(sz[i], 128u << mtu, &refs[i]);
 	}
+}
+
+/* Two processes: the raw link for every frame length, both sides in step (rawfwd.c). */
+static int peer_references(struct perf_ctx *c, const uint32_t *sz, unsigned int n,
+			   struct perf_refs *refs)
+{
+	enum ibv_mtu mtu = c->o->mtu != 0 ? c->o->mtu : IBV_MTU_1024;
+	unsigned int i;
+
+	for (i = 0; i < n && !perf_stop; i++) {
+		uint32_t fl = perf_frame_len(sz[i], mtu);
+
+		if (i > 0 && fl == refs[i - 1].frame_len) {
+			refs[i].raw_mpps = refs[i - 1].raw_mpps;
+			refs[i].raw_hop_us = refs[i - 1].raw_hop_us;
+			refs[i].frame_len = fl;
+		} else if (perf_raw_measure_peer(c, fl, &refs[i]) != 0) {
+			fprintf(stderr, "droce-perf: raw link reference failed\n");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* One size: run it (or, as a two-process server, serve it) and exchange the results. */
@@ -204,8 +224,9 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = perf_setup_qps(&c);
 	if (rc == 0 && c.fd >= 0)
-		rc = perf_peer_barrier(&c) == 0 && perf_warmup(&c) == 0 &&
-		     perf_peer_barrier(&c) == 0 ? 0 : -1;
+		rc = perf_peer_barrier(&c) == 0 &&
+		     (o.no_raw || peer_references(&c, sz, n, refs) == 0) &&
+		     perf_warmup(&c) == 0 && perf_peer_barrier(&c) == 0 ? 0 : -1;
 	if (rc == 0) {
 		perf_report_header(&o);
 		rc = run_sizes(&c, sz, n, refs);

@@ -253,6 +253,12 @@ int perf_peer_views(struct perf_ctx *c)
 	return perf_peer_recv(c, &c->view[1 - me], sizeof(c->view[1 - me]));
 }
 
+/* The vhost-user socket of droce's link (the raw reference's is this + ".raw"). */
+const char *perf_peer_sock_path(void)
+{
+	return sock_path;
+}
+
 void perf_peer_stop(struct perf_ctx *c)
 {
 	if (c->fd >= 0)

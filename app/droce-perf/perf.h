@@ -172,6 +172,7 @@ int perf_peer_recv(struct perf_ctx *c, void *p, size_t len);
 int perf_peer_ready(struct perf_ctx *c);
 int perf_peer_views(struct perf_ctx *c);
 void perf_peer_stop(struct perf_ctx *c);
+const char *perf_peer_sock_path(void);
 
 /* serve.c */
 int perf_serve(struct perf_ctx *c, struct perf_result *r);
@@ -190,6 +191,8 @@ int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
 
 /* rawfwd.c: before the devices are opened (the engine does not own the ports yet). */
 int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_refs *refs);
+/* Two processes, after the QPs are connected: both sides call it for the same frame lengths. */
+int perf_raw_measure_peer(struct perf_ctx *c, uint32_t frame_len, struct perf_refs *refs);
 
 /* bounds.c: memcpy and CRC rates over @p size bytes in pieces of the path MTU @p mtu (bytes). */
 void perf_bounds_measure(uint32_t size, uint32_t mtu, struct perf_refs *refs);

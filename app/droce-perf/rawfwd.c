@@ -9,11 +9,14 @@
  * devices are created (their ports exist) and before they are opened (the engine has not
  * configured the ports yet, so nothing else uses them); the engine then reconfigures them.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -235,4 +238,185 @@ int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_
 	refs->raw_mpps = j.mpps;
 	refs->raw_hop_us = j.hop_us;
 	return 0;
+}
+
+/*
+ * Two processes: droce's own vhost-user link belongs to the engines, so the reference runs on
+ * a second vhost-user / virtio_user pair between the same two processes (the same kind of
+ * link, the same cores), made for it after the QPs are connected. Both sides reflect what they
+ * receive back onto the link; the client seeds PERF_RAW_SEEDS frames and counts what it
+ * reflects: frames crossing the link each way per second. Then the client bounces one frame
+ * off the server (hop = half the round trip) and ends the server's loop with a frame of
+ * ethertype RAW_END.
+ */
+#define RAW_END 0x88B5		/* IEEE local experimental ethertype */
+#define RAW_SERVER_MAX_S 30	/* a server whose client vanished stops reflecting */
+
+static int peer_port = -1;
+
+static bool is_end(struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	return eh->ether_type == rte_cpu_to_be_16(RAW_END);
+}
+
+/* Reflect until @p end (TSC) or an end frame (not reflected); @return frames reflected. */
+static uint64_t reflect(uint16_t port, uint64_t end, bool *ended)
+{
+	struct rte_mbuf *pkts[PERF_RAW_BURST];
+	uint64_t fwd = 0;
+	uint16_t n, sent, i, k;
+
+	while (rte_rdtsc() < end && !perf_stop && !*ended) {
+		n = rte_eth_rx_burst(port, 0, pkts, PERF_RAW_BURST);
+		for (i = 0, k = 0; i < n; i++) {
+			if (is_end(pkts[i])) {
+				*ended = true;
+				rte_pktmbuf_free(pkts[i]);
+			} else {
+				pkts[k++] = pkts[i];
+			}
+		}
+		n = k;
+		sent = n != 0 ? rte_eth_tx_burst(port, 0, pkts, n) : 0;
+		if (sent < n)
+			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		fwd += sent;
+	}
+	return fwd;
+}
+
+static void drain_one(uint16_t port)
+{
+	struct rte_mbuf *pkts[PERF_RAW_BURST];
+	unsigned int idle = 0;
+	uint16_t n;
+
+	while (idle < 20000) {
+		n = rte_eth_rx_burst(port, 0, pkts, PERF_RAW_BURST);
+		rte_pktmbuf_free_bulk(pkts, n);
+		idle = n ? 0 : idle + 1;
+	}
+}
+
+/* The pair, once: the server's vhost-user socket first, then the client connects to it. */
+static int peer_pair(struct perf_ctx *c)
+{
+	bool srv = c->o->role == PERF_SERVER;
+	char path[128], args[192];
+	uint16_t port;
+	int rc;
+
+	if (peer_port >= 0)
+		return 0;
+	if (raw_pool == NULL)
+		raw_pool = rte_pktmbuf_pool_create("perf_raw", PERF_RAW_MBUFS, 256, 0,
+						   (uint16_t)(RTE_PKTMBUF_HEADROOM + 9216),
+						   (int)rte_socket_id());
+	if (raw_pool == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s.raw", perf_peer_sock_path());
+	if (srv) {
+		unlink(path);
+		snprintf(args, sizeof(args), "net_vhost_perfraw,iface=%s,queues=1", path);
+	} else {
+		snprintf(args, sizeof(args), "net_virtio_user_perfraw,path=%s,queues=1,"
+			 "queue_size=1024", path);
+		if (perf_peer_barrier(c) != 0)	/* the server's socket exists */
+			return -1;
+	}
+	rc = rte_dev_probe(args);
+	if (rc == 0)
+		rc = rte_eth_dev_get_port_by_name(srv ? "net_vhost_perfraw" :
+						  "net_virtio_user_perfraw", &port);
+	if (rc == 0)
+		rc = port_setup(port);
+	if (srv && perf_peer_barrier(c) != 0)
+		rc = -1;
+	if (perf_peer_barrier(c) != 0)	/* both started */
+		rc = -1;
+	if (srv)
+		unlink(path);	/* connected: the name is no longer needed */
+	if (rc != 0)
+		return -1;
+	peer_port = port;
+	return 0;
+}
+
+static double client_hop(uint16_t port, uint32_t frame_len)
+{
+	static uint64_t t[PERF_RAW_HOPS];
+	struct rte_mbuf *m = frame(frame_len);
+	unsigned int i;
+
+	if (m == NULL)
+		return 0;
+	for (i = 0; i < PERF_RAW_HOPS && !perf_stop; i++) {
+		uint64_t t0 = rte_rdtsc(), give_up = t0 + rte_get_tsc_hz();
+
+		if (rte_eth_tx_burst(port, 0, &m, 1) != 1)
+			break;
+		while (rte_eth_rx_burst(port, 0, &m, 1) == 0)
+			if (rte_rdtsc() > give_up)
+				return 0;
+		t[i] = rte_rdtsc() - t0;
+	}
+	rte_pktmbuf_free(m);
+	if (i == 0)
+		return 0;
+	qsort(t, i, sizeof(t[0]), cmp_u64);
+	return (double)t[i / 2] / 2 * 1e6 / (double)rte_get_tsc_hz();	/* RTT/2 */
+}
+
+static void client_end(uint16_t port, uint32_t frame_len)
+{
+	struct rte_mbuf *m = frame(frame_len);
+
+	if (m == NULL)
+		return;
+	rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type = rte_cpu_to_be_16(RAW_END);
+	if (rte_eth_tx_burst(port, 0, &m, 1) != 1)
+		rte_pktmbuf_free(m);
+}
+
+int perf_raw_measure_peer(struct perf_ctx *c, uint32_t frame_len, struct perf_refs *refs)
+{
+	uint64_t hz = rte_get_tsc_hz(), start, fwd;
+	bool ended = false;
+	unsigned int i;
+
+	refs->raw_mpps = 0;
+	refs->frame_len = frame_len;
+	if (peer_pair(c) != 0 || perf_peer_barrier(c) != 0)
+		return -1;
+	if (c->o->role == PERF_SERVER) {
+		double got[2];
+
+		reflect((uint16_t)peer_port, rte_rdtsc() + RAW_SERVER_MAX_S * hz, &ended);
+		drain_one((uint16_t)peer_port);
+		if (perf_peer_recv(c, got, sizeof(got)) != 0)	/* the client's figures */
+			return -1;
+		refs->raw_mpps = got[0];
+		refs->raw_hop_us = got[1];
+		return 0;
+	}
+	for (i = 0; i < PERF_RAW_SEEDS; i++) {
+		struct rte_mbuf *m = frame(frame_len);
+
+		if (m != NULL && rte_eth_tx_burst((uint16_t)peer_port, 0, &m, 1) != 1)
+			rte_pktmbuf_free(m);
+	}
+	start = rte_rdtsc();
+	fwd = reflect((uint16_t)peer_port, start + (uint64_t)(c->o->raw_seconds * (double)hz),
+		      &ended);
+	refs->raw_mpps = (double)fwd / ((double)(rte_rdtsc() - start) / (double)hz) / 1e6;
+	drain_one((uint16_t)peer_port);
+	refs->raw_hop_us = client_hop((uint16_t)peer_port, frame_len);
+	client_end((uint16_t)peer_port, frame_len);
+	{
+		double sent[2] = { refs->raw_mpps, refs->raw_hop_us };
+
+		return perf_peer_send(c, sent, sizeof(sent));
+	}
 }

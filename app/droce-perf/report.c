@@ -230,8 +230,12 @@ void perf_report_footer(const struct perf_opts *o)
 	printf("%s\n", DASHES);
 	if (n_rows == 0 || rows[0].refs.memcpy_gbs == 0)
 		return;
-	printf(" droce vs the raw link (testpmd io-forward over the same ports, engine lcore) "
-	       "and one core\n");
+	if (o->role == PERF_BOTH)
+		printf(" droce vs the raw link (testpmd io-forward over the same ports, engine "
+		       "lcore) and one core\n");
+	else
+		printf(" droce vs the raw link (a second vhost-user pair, both processes reflecting; "
+		       "Mpps one way, hop = RTT/2) and one core\n");
 	if (o->test == PERF_BW)
 		printf(" #bytes     raw[Mpps]   msg/raw goodput  memcpy    crc      bound     "
 		       "goodput/  goodput/\n %-10s %-9s   %-6s  %-7s  %-9s %-8s %-9s %-9s %s\n",
