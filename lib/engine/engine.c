@@ -34,6 +34,8 @@ static struct {
 	unsigned int n_lc;
 	struct engine_lcore *lc[ENGINE_MAX_LCORES];
 	unsigned int n_open;		/**< started devices */
+	unsigned int n_edev;
+	struct engine_dev *edev[DROCE_MAX_DEVICES];	/**< every device ever opened */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 RTE_INIT(engine_register)
@@ -302,6 +304,8 @@ static struct engine_dev *edev_get(struct droce_device *dev)
 		return NULL;
 	}
 	verbs_device_set_engine(dev, edev);
+	if (eng.n_edev < DROCE_MAX_DEVICES)	/* under eng.lock (open_locked()) */
+		eng.edev[eng.n_edev++] = edev;
 	return edev;
 }
 
@@ -475,4 +479,23 @@ int droce_query_counters(struct droce_context *ctx, struct droce_counters *out)
 int droce_counters_reset(struct droce_context *ctx)
 {
 	return counters_do(ctx, NULL);
+}
+
+/* ---- Observability (telemetry.c) ---- */
+
+int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg)
+{
+	struct engine_view v;
+	int rc = -ENODEV;
+
+	pthread_mutex_lock(&eng.lock);	/* devices stay on their instances meanwhile */
+	if (eng.state == 1) {
+		v.n_lc = eng.n_lc;
+		v.lc = eng.lc;
+		v.n_dev = eng.n_edev;
+		v.dev = eng.edev;
+		rc = fn(&v, arg);
+	}
+	pthread_mutex_unlock(&eng.lock);
+	return rc;
 }

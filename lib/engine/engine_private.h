@@ -139,6 +139,12 @@ struct engine_lcore {
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;
 	uint64_t idle_iters;
+	/* Health (loop.c): TSC cycles spent in iterations that did work and in idle ones (a
+	 * dedicated lcore's idle sleeps included), and iterations. Written by the instance only,
+	 * with relaxed atomic stores, so telemetry reads them from any thread without a call. */
+	uint64_t busy_cycles;
+	uint64_t idle_cycles;
+	uint64_t iterations;
 	/* Control calls (engine.c). */
 	pthread_mutex_t driver;		/**< held by an inline iteration or a direct call */
 	pthread_mutex_t call_lock;
@@ -152,6 +158,20 @@ extern struct engine_config engine_cfg;
 void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
 /** Apply the queued calls (the instance's own thread). @return how many. */
 unsigned int engine_calls_poll(struct engine_lcore *lc);
+
+/** What telemetry sees of the engine (engine_view_run()). */
+struct engine_view {
+	unsigned int n_lc;
+	struct engine_lcore *const *lc;	/**< the instances */
+	unsigned int n_dev;
+	struct engine_dev *const *dev;	/**< every device opened since the process started */
+};
+/**
+ * Call @p fn with the engine's instances and devices, holding the lifecycle lock (so no
+ * device starts, stops or changes instance meanwhile; @p fn may use engine_lcore_call()).
+ * @return what @p fn returned, or -ENODEV when the engine is not initialised.
+ */
+int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg);
 
 /* loop.c */
 /** One iteration: RX, transport TX, timers, control, TX flush. @return work done (0: idle). */
