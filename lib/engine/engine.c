@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_pdump.h>
 
 #include "droce_engine.h"
 #include "engine_private.h"
@@ -192,6 +194,25 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	return lc;
 }
 
+/*
+ * Let dpdk-dumpcap (a secondary process) capture the ports: it asks the primary over EAL's
+ * multi-process channel to copy every frame a port receives or transmits. Needs shared
+ * config (no --no-shconf, no --in-memory) and memory the secondary can map (hugepages):
+ * without them rte_pdump_init() fails and captures are just not available.
+ */
+static void pdump_init(void)
+{
+	if (!engine_cfg.pdump || rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return;
+	if (rte_pdump_init() == 0)
+		ENGINE_LOG(INFO, "pdump ready: dpdk-dumpcap can capture the ports");
+	else if (rte_errno == EEXIST)
+		ENGINE_LOG(INFO, "pdump already initialised by the application");
+	else
+		ENGINE_LOG(INFO, "pdump not available (%s): no dpdk-dumpcap capture",
+			   rte_strerror(rte_errno));
+}
+
 /* Caller holds eng.lock. */
 static int init_locked(void)
 {
@@ -199,6 +220,7 @@ static int init_locked(void)
 
 	if (engine_config_load(&engine_cfg) < 0)
 		return -EINVAL;
+	pdump_init();
 	n = engine_cfg.inline_mode ? 1 : engine_cfg.n_lcores;
 	for (i = 0; i < n; i++) {
 		eng.lc[i] = engine_cfg.inline_mode ?

@@ -53,6 +53,7 @@ struct engine_config {
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
+	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
 	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
 	unsigned int fault_dup;
 	unsigned int fault_reorder;
