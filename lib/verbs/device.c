@@ -25,7 +25,7 @@
 
 #include "verbs_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(verbs_logtype, NOTICE);
+RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
 
 #define PAIR_RING_SIZE 1024
 

@@ -16,7 +16,8 @@
  *   counters DEV       droce_query_counters() of DEV, by name
  *   qp_counters SIDE I droce_query_qp_counters() of pair I's QP on SIDE (0: droce0)
  *   qpns SIDE          the QP numbers on SIDE
- *   inject KIND N      N frames to obs_in: KIND bad_icrc or unknown_qp
+ *   inject KIND N      N frames to obs_in: KIND bad_icrc, unknown_qp, or qp_state (to obs_in's
+ *                      QP, left in RESET: the transport drops it)
  *   quit               tear everything down and exit 0
  * Any failure exits non-zero (check.h).
  */
@@ -40,6 +41,7 @@
 static struct fn_ep ep[OBS_QPS][2];
 static struct fn_mem mem[2];
 static struct droce_context *in_ctx;
+static struct fn_ep in_ep;		/* a QP on obs_in, left in RESET */
 static struct rte_ring *in_ring, *out_ring;
 static struct rte_mempool *in_pool;
 
@@ -95,6 +97,19 @@ static void setup(void)
 	}
 	for (s = 0; s < 2; s++)
 		fn_mem_reg(&mem[s], pd[s], OBS_BUF, FN_ACCESS_ALL, (uint8_t)s);
+	in_ep.pd = droce_alloc_pd(in_ctx);
+	CHECK(in_ep.pd != NULL);
+	in_ep.scq = droce_create_cq(in_ctx, 16, NULL, NULL, 0);
+	CHECK(in_ep.scq != NULL);
+	in_ep.rcq = in_ep.scq;
+	{
+		struct droce_qp_init_attr ia = { .qp_type = IBV_QPT_RC, .send_cq = in_ep.scq,
+			.recv_cq = in_ep.scq, .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						       .max_send_sge = 1, .max_recv_sge = 1 } };
+
+		in_ep.qp = droce_create_qp(in_ep.pd, &ia);
+		CHECK(in_ep.qp != NULL);
+	}
 }
 
 static void teardown(void)
@@ -110,6 +125,9 @@ static void teardown(void)
 		CHECK_EQ(droce_dealloc_pd(pd[s]), 0);
 		CHECK_EQ(droce_close_device(pair_ctx[s]), 0);
 	}
+	CHECK_EQ(droce_destroy_qp(in_ep.qp), 0);
+	CHECK_EQ(droce_destroy_cq(in_ep.scq), 0);
+	CHECK_EQ(droce_dealloc_pd(in_ep.pd), 0);
 	CHECK_EQ(droce_close_device(in_ctx), 0);
 }
 
@@ -176,12 +194,14 @@ static void inject(const char *kind, int n)
 	f.sgid[10] = f.sgid[11] = f.dgid[10] = f.dgid[11] = 0xff;
 	CHECK(inet_pton(AF_INET, "10.7.0.9", &f.sgid[12]) == 1);
 	CHECK(inet_pton(AF_INET, "10.7.0.1", &f.dgid[12]) == 1);
+	if (strcmp(kind, "qp_state") == 0)
+		h.dqpn = in_ep.qp->qp_num;
 	len = droce_build(frame, sizeof(frame), &f, &h, payload, sizeof(payload));
 	CHECK(len > 0);
 	if (strcmp(kind, "bad_icrc") == 0)
 		frame[len - 1] ^= 0xff;
 	else
-		CHECK(strcmp(kind, "unknown_qp") == 0);
+		CHECK(strcmp(kind, "unknown_qp") == 0 || strcmp(kind, "qp_state") == 0);
 	for (k = 0; k < n; k++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(in_pool);
 
@@ -278,8 +298,8 @@ int main(int argc, char **argv)
 	CHECK(rte_eal_init(argc, argv) >= 0);
 	in_device();
 	setup();
-	printf("R {\"runtime_dir\": \"%s\", \"inline\": %d}\n", rte_eal_get_runtime_dir(),
-	       pair_inline);
+	printf("R {\"runtime_dir\": \"%s\", \"inline\": %d, \"in_qpn\": %u}\n",
+	       rte_eal_get_runtime_dir(), pair_inline, in_ep.qp->qp_num);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		if (!command(line))

@@ -40,10 +40,12 @@ class App:
         self.lock = threading.Lock()
         self.replies = []
         self.cv = threading.Condition(self.lock)
-        threading.Thread(target=self._reader, daemon=True).start()
+        self.reader = threading.Thread(target=self._reader, daemon=True)
+        self.reader.start()
         ready = self._reply(60)
         self.runtime_dir = ready['runtime_dir']
         self.inline = ready['inline']
+        self.in_qpn = ready['in_qpn']
 
     def _reader(self):
         for line in self.p.stdout:
@@ -81,6 +83,7 @@ class App:
         self.p.stdin.flush()
         self.p.stdin.close()
         rc = self.p.wait(60)
+        self.reader.join(10)        # every line it printed is in self.log
         check(rc == 0, 'obs_app exit code %d; output:\n%s' % (rc, '\n'.join(self.log)))
 
     def kill(self):

@@ -155,23 +155,67 @@ def lcores_busy(app, tel):
           'lcore: %s' % c)
 
 
+def drop_lines(log, reason):
+    return [line for line in log if 'dropped' in line and ': %s' % reason in line]
+
+
+def drop_log_once(app, tel, debug=False):
+    """The first drop of each reason is logged once with the frame's key fields (parser,
+    engine and transport reasons); later ones only counted; traffic logs nothing."""
+    n0 = len(app.logs())
+    app.cmd('send 20 2048')
+    check(len(app.logs()) == n0, 'traffic logged: %s' % app.logs()[n0:])
+    app.cmd('inject bad_icrc 2')
+    app.cmd('inject bad_icrc 2')
+    app.cmd('inject unknown_qp 2')
+    app.cmd('inject qp_state 3')
+    c = tel.get('/droce/counters,obs_in')
+    check(c['parse_err_bad_icrc'] == 4 and c['rx_bad_frame'] == 4 and
+          c['rx_unknown_qp'] == 2 and c['rx_qp_state'] == 3, 'obs_in counters: %s' % c)
+    app.quit()
+    log = app.logs()
+    want = {'parse_err_bad_icrc': (4, 'QPN 0x007ff0'), 'rx_unknown_qp': (2, 'QPN 0x007ff0'),
+            'rx_qp_state': (3, 'QPN 0x%06x' % app.in_qpn)}
+    for reason, (count, qpn) in want.items():
+        lines = drop_lines(log, reason)
+        firsts = [x for x in lines if 'further drops of this reason are counted' in x]
+        check(len(firsts) == 1 and len(lines) == (count if debug else 1),
+              '%s: %d lines, %d first, expected %d:\n%s' %
+              (reason, len(lines), len(firsts), count if debug else 1, '\n'.join(log)))
+        check('obs_in' in firsts[0] and '10.7.0.9 -> 10.7.0.1' in firsts[0] and
+              qpn in firsts[0] and 'opcode 0x04' in firsts[0] and 'PSN 7' in firsts[0],
+              'key fields missing: %s' % firsts[0])
+    print('\n'.join(drop_lines(log, '')))
+
+
+def drop_log_debug_every(app, tel):
+    """With --log-level=droce.*:debug every drop is logged, the first as at NOTICE."""
+    drop_log_once(app, tel, debug=True)
+
+
 CHECKS = {
     'counters_match_api_and_grow': counters_match,
     'inventory_qps_cqs_psns': inventory,
     'bad_params_null_reply': bad_params,
     'dpdk_telemetry_py_reads_droce': dpdk_telemetry_py,
     'lcores_busy_idle_cycles': lcores_busy,
+    'drop_log_first_once_per_reason': drop_log_once,
+    'drop_log_debug_every_drop': drop_log_debug_every,
 }
+EAL_EXTRA = {'drop_log_debug_every_drop': ['--log-level=droce.*:debug']}
 
 
 def main():
     exe, config, name = sys.argv[1:4]
-    app = App(exe, config, 'obs_%s_%d' % (name[:12], os.getpid()))
+    eal = ['--no-huge', '--no-shconf', '-m', '512', '--no-pci', '-l', '0-1',
+           '--log-level=lib.eal:error'] + EAL_EXTRA.get(name, [])
+    app = App(exe, config, 'obs_%s_%d' % (name[:12], os.getpid()), eal=eal)
     try:
         tel = Telemetry(app.runtime_dir)
         CHECKS[name](app, tel)
         tel.close()
-        app.quit()
+        if app.p.poll() is None:
+            app.quit()
     finally:
         app.kill()
     print('ok: ' + name)
