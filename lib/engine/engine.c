@@ -511,7 +511,10 @@ int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg
 	int rc = -ENODEV;
 
 	pthread_mutex_lock(&eng.lock);	/* devices stay on their instances meanwhile */
-	if (eng.state == 1) {
+	/* Only while a device is open: after the last close the application may tear EAL down
+	 * (rte_eal_cleanup() unmaps the memory of the instances and devices) while DPDK's
+	 * telemetry thread still runs. */
+	if (eng.state == 1 && eng.n_open > 0) {
 		v.n_lc = eng.n_lc;
 		v.lc = eng.lc;
 		v.n_dev = eng.n_edev;

@@ -203,7 +203,8 @@ struct engine_view {
 /**
  * Call @p fn with the engine's instances and devices, holding the lifecycle lock (so no
  * device starts, stops or changes instance meanwhile; @p fn may use engine_lcore_call()).
- * @return what @p fn returned, or -ENODEV when the engine is not initialised.
+ * @return what @p fn returned, or -ENODEV when the engine is not initialised or no device is
+ *   open (EAL memory may be going away then).
  */
 int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg);
 

@@ -69,9 +69,16 @@ class App:
             fail('obs_app exited (%s); output:\n%s' % (self.p.wait(), '\n'.join(self.log)))
         return r
 
-    def cmd(self, line, timeout=60):
+    def send(self, line):
+        """A command whose reply is read later (reply())."""
         self.p.stdin.write(line + '\n')
         self.p.stdin.flush()
+
+    def reply(self, timeout=60):
+        return self._reply(timeout)
+
+    def cmd(self, line, timeout=60):
+        self.send(line)
         return self._reply(timeout)
 
     def logs(self):
