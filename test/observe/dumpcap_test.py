@@ -9,7 +9,9 @@ mount), so dpdk-dumpcap can attach as a secondary (rte_pdump, [engine] pdump = 1
 default). Skips (77) when not root, when hugepages cannot be had, or without dpdk-dumpcap or
 tshark.
 
-Usage: dumpcap_test.py OBS_APP CONFIG
+Usage: dumpcap_test.py OBS_APP CONFIG            capture (CONFIG with pdump on)
+       dumpcap_test.py OBS_APP CONFIG refused    CONFIG has [engine] pdump = 0: dumpcap
+                                                 cannot attach; pdump = 2 is refused
 """
 
 import os
@@ -132,8 +134,31 @@ def run(app, mnt):
           (len(frames), p0, len(tx), sorted(set(ops)), len(rx)))
 
 
+def refused(app, exe, config, mnt):
+    """pdump = 0: dpdk-dumpcap is turned away and the process carries on; pdump = 2 is a
+    configuration error (the engine does not start, the device does not open)."""
+    out = subprocess.run(['dpdk-dumpcap', '--file-prefix=' + app.prefix, '-i', '1', '-w',
+                          os.path.join(mnt, '..', 'x.pcapng')], capture_output=True,
+                         text=True, timeout=60)
+    check(out.returncode != 0 and 'Packet dump enable failed' in out.stdout + out.stderr,
+          'dumpcap with pdump = 0: exit %d: %s%s' % (out.returncode, out.stdout, out.stderr))
+    app.cmd('send 2 100')
+    app.quit()
+    bad = os.path.join(mnt, '..', 'bad.ini')
+    with open(config) as f, open(bad, 'w') as g:
+        g.write(f.read().replace('pdump = 0', 'pdump = 2'))
+    p = subprocess.run([exe, '--no-huge', '--no-shconf', '-m', '256', '--no-pci', '-l', '0-1',
+                        '--file-prefix=' + app.prefix + '_bad'], input='quit\n',
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, DROCE_CONFIG=bad))
+    check(p.returncode != 0 and '[engine] bad key or value: pdump = 2' in p.stdout + p.stderr,
+          'pdump = 2: exit %d: %s%s' % (p.returncode, p.stdout, p.stderr))
+    print('pdump = 0: dumpcap refused; pdump = 2: configuration refused')
+
+
 def main():
     exe, config = sys.argv[1:3]
+    mode = sys.argv[3] if len(sys.argv) > 3 else 'capture'
     for tool in ('dpdk-dumpcap', 'tshark'):
         if shutil.which(tool) is None:
             skip(tool + ' not installed (Debian packages dpdk-dev, tshark)')
@@ -148,8 +173,11 @@ def main():
     try:
         app = App(exe, config, prefix, eal=['-m', '128', '--no-pci', '-l', '0-1',
                                             '--huge-dir=' + mnt, '--log-level=lib.eal:error'])
-        run(app, mnt)
-        app.quit()
+        if mode == 'refused':
+            refused(app, exe, config, mnt)
+        else:
+            run(app, mnt)
+            app.quit()
     finally:
         for p in CHILDREN:
             if p.poll() is None:
@@ -160,6 +188,7 @@ def main():
         subprocess.run(['umount', mnt])
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree('/var/run/dpdk/' + prefix, ignore_errors=True)
+        shutil.rmtree('/var/run/dpdk/' + prefix + '_bad', ignore_errors=True)
     print('ok')
 
 
