@@ -5,6 +5,7 @@ talk to DPDK telemetry over its unix socket."""
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -94,9 +95,14 @@ class App:
         check(rc == 0, 'obs_app exit code %d; output:\n%s' % (rc, '\n'.join(self.log)))
 
     def kill(self):
+        """Stop it if it still runs; remove its runtime directory (EAL leaves it behind,
+        --no-shconf too)."""
         if self.p.poll() is None:
             self.p.kill()
             self.p.wait()
+        rundir = getattr(self, 'runtime_dir', None)
+        if rundir and os.path.basename(rundir) == self.prefix:
+            shutil.rmtree(rundir, ignore_errors=True)
 
 
 class Telemetry:
