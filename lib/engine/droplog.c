@@ -13,6 +13,7 @@
  * counters (engine_tdrop_check()), so the transport needs no hook. Only the owner of the
  * device runs any of this.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,21 +134,20 @@ static void key_str(char *s, size_t n, const struct engine_drop_key *k)
 		snprintf(s + w, n - (size_t)w, ", %u bytes", k->len);
 }
 
-static void reason_str(char *s, size_t n, unsigned int reason, const char **desc)
+const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n)
 {
 	unsigned int i;
 	int w;
 
 	if (reason < ECNT_NUM) {
 		snprintf(s, n, "%s", droce_counter_name(reason));
-		*desc = cnt_desc[reason];
-		return;
+		return cnt_desc[reason];
 	}
 	reason -= ECNT_NUM;
 	w = snprintf(s, n, "parse_err_%s", droce_parse_err_name((enum droce_parse_err)reason));
 	for (i = sizeof("parse_err_") - 1; w > 0 && i < (unsigned int)w && i < n; i++)
-		s[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 'a' : s[i]);
-	*desc = droce_parse_err_str((enum droce_parse_err)reason);
+		s[i] = (char)tolower((unsigned char)s[i]);
+	return droce_parse_err_str((enum droce_parse_err)reason);
 }
 
 void engine_drop_log(struct engine_dev *edev, unsigned int reason,
@@ -157,7 +157,7 @@ void engine_drop_log(struct engine_dev *edev, unsigned int reason,
 	char r[64], key[160];
 	bool first = !engine_drop_logged(edev, reason);
 
-	reason_str(r, sizeof(r), reason, &desc);
+	desc = engine_drop_reason_name(reason, r, sizeof(r));
 	key_str(key, sizeof(key), k);
 	if (first) {
 		edev->drop_logged[reason / 64] |= 1ull << (reason % 64);

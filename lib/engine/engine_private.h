@@ -293,6 +293,9 @@ void engine_mcast_stop(struct engine_dev *edev);
 void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
 
 /* droplog.c */
+/** Name of drop @p reason as the counters call it ("rx_unknown_qp", "parse_err_bad_icrc")
+ *  into @p s; @return its description. */
+const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n);
 void engine_drop_key_mbuf(struct engine_drop_key *k, const struct rte_mbuf *m);
 /** Log drop @p reason of @p k's frame: NOTICE the first time for the device, else DEBUG. */
 void engine_drop_log(struct engine_dev *edev, unsigned int reason,

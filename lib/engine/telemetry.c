@@ -13,7 +13,6 @@
  * A bad parameter (unknown device, bad QPN) makes the callback fail: the client gets DPDK's
  * error reply, {"/droce/...": null}.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,17 +188,13 @@ fail:
 static void put_counters(struct rte_tel_data *d, const struct droce_counters *c)
 {
 	char name[64];
-	unsigned int i, k;
+	unsigned int i;
 
 #define PUT_COUNTER(n, desc) rte_tel_data_add_dict_u64(d, #n, c->n);
 	DROCE_COUNTERS(PUT_COUNTER)
 #undef PUT_COUNTER
 	for (i = 1; i < DROCE_PARSE_ERR_NUM; i++) {
-		int len = snprintf(name, sizeof(name), "parse_err_%s",
-				   droce_parse_err_name((enum droce_parse_err)i));
-
-		for (k = sizeof("parse_err_") - 1; k < (unsigned int)len && k < sizeof(name); k++)
-			name[k] = (char)tolower((unsigned char)name[k]);
+		engine_drop_reason_name(ENGINE_DROP_PARSE(i), name, sizeof(name));
 		rte_tel_data_add_dict_u64(d, name, c->parse_err[i]);
 	}
 }
@@ -436,17 +431,17 @@ RTE_INIT(engine_telemetry_register)
 	rte_telemetry_register_cmd("/droce/devices", tel_devices,
 		"Returns the droce devices opened since the process started. No parameters");
 	rte_telemetry_register_cmd("/droce/info", tel_info,
-		"Returns a droce device's port, MAC, MTU, engine, QP and CQ count. Parameter: device");
+		"Returns a droce device's port, MAC, MTU, engine, QPs, CQs. Parameter: device");
 	rte_telemetry_register_cmd("/droce/counters", tel_counters,
 		"Returns a droce device's counters. Parameter: device");
 	rte_telemetry_register_cmd("/droce/qps", tel_qps,
 		"Returns the QP numbers of a droce device. Parameter: device");
 	rte_telemetry_register_cmd("/droce/qp", tel_qp,
-		"Returns a QP's type, state, PSNs, outstanding work, queues. Parameters: device,qpn");
+		"Returns a QP's type, state, PSNs, outstanding WRs, queues. Params: device,qpn");
 	rte_telemetry_register_cmd("/droce/qp_counters", tel_qp_counters,
 		"Returns a QP's counters. Parameters: device,qpn");
 	rte_telemetry_register_cmd("/droce/cqs", tel_cqs,
-		"Returns the CQs a droce device's QPs use: depth, filled, overrun. Parameter: device");
+		"Returns the CQs of a droce device's QPs: depth, filled. Parameter: device");
 	rte_telemetry_register_cmd("/droce/lcores", tel_lcores,
 		"Returns the engine instances' busy and idle TSC cycles. No parameters");
 }

@@ -279,7 +279,8 @@ static bool command(const char *line)
 		printf("R {\"qpns\": [%u, %u, %u], \"cqs\": [", ep[0][x].qp->qp_num,
 		       ep[1][x].qp->qp_num, ep[2][x].qp->qp_num);
 		for (y = 0; y < OBS_QPS; y++)
-			printf("%s%u, %u", y ? ", " : "", ep[y][x].scq->handle, ep[y][x].rcq->handle);
+			printf("%s%u, %u", y ? ", " : "", ep[y][x].scq->handle,
+			       ep[y][x].rcq->handle);
 		printf("]}\n");
 	} else if (strcmp(word, "inject") == 0) {
 		CHECK(sscanf(line, "%*s %31s %d", arg, &x) == 2);
