@@ -254,6 +254,10 @@ static int eal_start(const char *args)
 		return -EIO;
 	}
 	g.own_eal = true;
+	/* DPDK logs to stdout by default; a library's diagnostics (the drop log among them)
+	 * belong on stderr, so that the application's stdout stays its own. An application that
+	 * starts EAL itself chooses with rte_openlog_stream(). */
+	rte_openlog_stream(stderr);
 	return 0;
 }
 
