@@ -91,7 +91,7 @@ def run(app, mnt):
     dc, lines = start_dumpcap(app.prefix, port, pcap)
     # The ports start copying to dumpcap a moment after it says so: warm up, then capture
     # the PSNs from p0 on, which must all be there.
-    for _ in range(5):
+    for _ in range(15):         # 1.5 s: a loaded CI machine may take a while
         app.cmd('send 1 8')
         time.sleep(0.1)
     p0 = tel.get('/droce/qp,' + qp)['sq_psn']
