@@ -48,8 +48,13 @@ struct tel_snap {
 	/* request */
 	const char *name;
 	uint32_t qpn;			/* NO_QPN: no QP asked for */
-	/* answer */
+	/* answer (nothing is read from the engine once the lifecycle lock is released) */
 	struct engine_dev *edev;
+	bool open;			/* served by an instance */
+	int port;
+	uint16_t mtu;
+	char engine[24];		/* "lcore N", "inline", "none" */
+	struct rte_ether_addr mac;
 	struct droce_counters cnt;	/* the device's, or the QP's when qpn was asked */
 	bool qp_found;
 	struct tel_qp qp;
@@ -135,7 +140,18 @@ static int snap_view(const struct engine_view *v, void *arg)
 		if (strcmp(dev_name(v->dev[i]), s->name) != 0)
 			continue;
 		s->edev = v->dev[i];
-		if (s->edev->lc != NULL)
+		/* What open and close change: read here, under the lifecycle lock. */
+		s->open = s->edev->lc != NULL;
+		s->mac = s->edev->mac;
+		s->port = verbs_device_port(s->edev->dev);
+		s->mtu = verbs_device_cfg(s->edev->dev)->mtu;
+		if (!s->open)
+			snprintf(s->engine, sizeof(s->engine), "none");
+		else if (s->edev->lc->dedicated)
+			snprintf(s->engine, sizeof(s->engine), "lcore %u", s->edev->lc->lcore_id);
+		else
+			snprintf(s->engine, sizeof(s->engine), "inline");
+		if (s->open)
 			engine_lcore_call(s->edev->lc, snap_op, s);
 		else
 			snap_op(NULL, s);	/* closed: no instance touches it */
@@ -275,27 +291,19 @@ static int tel_devices(const char *cmd, const char *params, struct rte_tel_data 
 static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct tel_snap *s = snap_take(params, false);
-	const struct droce_device_cfg *cfg;
 	char mac[RTE_ETHER_ADDR_FMT_SIZE];
 
 	RTE_SET_USED(cmd);
 	if (s == NULL)
 		return -EINVAL;
-	cfg = verbs_device_cfg(s->edev->dev);
-	rte_ether_format_addr(mac, sizeof(mac), &s->edev->mac);
+	rte_ether_format_addr(mac, sizeof(mac), &s->mac);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "name", cfg->name);
-	rte_tel_data_add_dict_int(d, "port", verbs_device_port(s->edev->dev));
+	rte_tel_data_add_dict_string(d, "name", params);
+	rte_tel_data_add_dict_int(d, "port", s->port);
 	rte_tel_data_add_dict_string(d, "mac", mac);
-	rte_tel_data_add_dict_u64(d, "mtu", cfg->mtu);
-	rte_tel_data_add_dict_int(d, "open", s->edev->lc != NULL);
-	if (s->edev->lc == NULL)
-		snprintf(mac, sizeof(mac), "none");
-	else if (s->edev->lc->dedicated)
-		snprintf(mac, sizeof(mac), "lcore %u", s->edev->lc->lcore_id);
-	else
-		snprintf(mac, sizeof(mac), "inline");
-	rte_tel_data_add_dict_string(d, "engine", mac);
+	rte_tel_data_add_dict_u64(d, "mtu", s->mtu);
+	rte_tel_data_add_dict_int(d, "open", s->open);
+	rte_tel_data_add_dict_string(d, "engine", s->engine);
 	rte_tel_data_add_dict_u64(d, "qps", s->n_qp);
 	rte_tel_data_add_dict_u64(d, "cqs", s->n_cq);
 	free(s);
