@@ -14,6 +14,7 @@
  * device runs any of this.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,8 +36,11 @@ static const unsigned int tdrops[] = {
 #undef TDROP_IDX
 };
 
+/* Counter @p i of @p c: the X-macro's fields are the struct's first ECNT_NUM words. */
 static const uint64_t *cnt_at(const struct droce_counters *c, unsigned int i)
 {
+	RTE_BUILD_BUG_ON(offsetof(struct droce_counters, parse_err) !=
+			 ECNT_NUM * sizeof(uint64_t));
 	return (const uint64_t *)c + i;
 }
 
