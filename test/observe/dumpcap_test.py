@@ -156,6 +156,15 @@ def refused(app, exe, config, mnt):
     print('pdump = 0: dumpcap refused; pdump = 2: configuration refused')
 
 
+def umount(mnt):
+    """Unmount our hugetlbfs (a process that just exited may hold it a moment)."""
+    for _ in range(20):
+        if subprocess.run(['umount', mnt], stderr=subprocess.DEVNULL).returncode == 0:
+            return
+        time.sleep(0.25)
+    subprocess.run(['umount', '-l', mnt])
+
+
 def main():
     exe, config = sys.argv[1:3]
     mode = sys.argv[3] if len(sys.argv) > 3 else 'capture'
@@ -185,7 +194,7 @@ def main():
                 p.wait()
         if app is not None:
             app.kill()
-        subprocess.run(['umount', mnt])
+        umount(mnt)
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree('/var/run/dpdk/' + prefix, ignore_errors=True)
         shutil.rmtree('/var/run/dpdk/' + prefix + '_bad', ignore_errors=True)
