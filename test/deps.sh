@@ -6,7 +6,7 @@
 # Usage: test/deps.sh [extra-package ...]     (root, or sudo available)
 set -euo pipefail
 
-pkgs=(gcc pkg-config meson ninja-build libdpdk-dev libibverbs-dev libisal-dev libpcap-dev
+pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk-dev libibverbs-dev libisal-dev libpcap-dev
       zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev "$@")
 
 missing=()

@@ -74,6 +74,7 @@ static int eal_start(const struct perf_opts *o)
 			o->eal != NULL ? o->eal : "default arguments", rte_strerror(rte_errno));
 		return -1;
 	}
+	rte_openlog_stream(stderr);	/* stdout is the report (--json: nothing else there) */
 	return 0;
 }
 

@@ -4,8 +4,8 @@
 /*
  * Receive path: one RX burst per device and iteration, each frame classified by its headers
  * (ARP; ICMPv6 neighbour discovery; IPv4/IPv6 UDP to port 4791) and either handled here, handed
- * to its QP's transport, or dropped under a named counter. Nothing on this path allocates,
- * locks or logs.
+ * to its QP's transport, or dropped under a named counter. Nothing on this path allocates
+ * or locks; it logs only the first drop of each reason (droplog.c) unless asked for more.
  */
 #include <string.h>
 
@@ -103,30 +103,37 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 	struct engine_qp *eq;
 	struct droce_pkt pkt;
 	enum droce_parse_err err;
-	uint32_t idx;
+	uint32_t idx, qpn, psn;
 
 	err = droce_parse_mbuf(m, 0, &pkt);
 	if (err != DROCE_PARSE_OK) {
 		c->parse_err[err]++;
 		c->rx_bad_frame++;
+		engine_drop(edev, ENGINE_DROP_PARSE(err), m);
 		goto drop;
 	}
+	qpn = droce_bth_qpn(droce_pkt_bth(&pkt));
+	psn = droce_bth_psn(droce_pkt_bth(&pkt));	/* for the drop log: m goes */
 	if (unlikely(droce_gid_is_mcast(pkt.dgid))) {
 		engine_mcast_rx(lc, edev, m, &pkt, false);	/* mcast.c */
+		engine_tdrop_check(edev, &pkt, qpn, psn);
 		return;
 	}
 	if (!engine_is_our_gid(edev, pkt.dgid)) {
 		c->rx_not_our_gid++;
+		engine_drop(edev, ECNT_rx_not_our_gid, m);
 		goto drop;
 	}
-	idx = droce_bth_qpn(droce_pkt_bth(&pkt)) - DROCE_QPN_BASE;
+	idx = qpn - DROCE_QPN_BASE;
 	eq = idx < DROCE_MAX_QP ? edev->qps[idx] : NULL;
 	if (eq == NULL) {
 		c->rx_unknown_qp++;
+		engine_drop(edev, ECNT_rx_unknown_qp, m);
 		goto drop;
 	}
 	c->rx_roce++;
 	transport_rx(&lc->env, eq->t, m, &pkt);
+	engine_tdrop_check(edev, &pkt, qpn, psn);
 	engine_qp_rearm(lc, eq);
 	return;
 drop:
@@ -146,13 +153,15 @@ static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_
 		engine_neigh_rx_arp(lc, edev, m, l3_off);
 		break;
 	case FC_ICMP6:
-		if (engine_neigh_rx_icmp6(lc, edev, m, l3_off))
+		if (engine_neigh_rx_icmp6(lc, edev, m, l3_off)) {
 			edev->cnt.rx_nd++;
-		else
-			edev->cnt.rx_not_roce++;
-		break;
+			break;
+		}
+		/* not neighbour discovery: */
+		/* fall through */
 	default:
 		edev->cnt.rx_not_roce++;
+		engine_drop(edev, ECNT_rx_not_roce, m);
 		break;
 	}
 	rte_pktmbuf_free(m);

@@ -14,6 +14,8 @@
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
+ *   pdump = 0|1              let dpdk-dumpcap capture the ports (rte_pdump_init(); 1, the
+ *                            default: works in a primary process with shared config)
  *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_seed = S
  *                            fault injection on every device's RoCE TX path, per mille of
  *                            frames (0: off, the default), PRNG seed S (fault.c; for tests)
@@ -121,6 +123,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 100, &c->neigh_retries);
 	if (strcmp(k, "neigh_reachable_s") == 0)
 		return parse_uint(v, 86400, &c->neigh_reachable_s);
+	if (strcmp(k, "pdump") == 0)
+		return parse_uint(v, 1, &c->pdump);
 	if (strcmp(k, "fault_drop") == 0)
 		return parse_uint(v, 1000, &c->fault_drop);
 	if (strcmp(k, "fault_dup") == 0)
@@ -145,6 +149,7 @@ int engine_config_load(struct engine_config *c)
 	c->neigh_retry_ms = 1000;
 	c->neigh_retries = 3;
 	c->neigh_reachable_s = 30;
+	c->pdump = 1;
 	for (i = 0; i < n; i++) {
 		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
 			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,

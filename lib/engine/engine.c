@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_pdump.h>
 
 #include "droce_engine.h"
 #include "engine_private.h"
@@ -34,6 +36,8 @@ static struct {
 	unsigned int n_lc;
 	struct engine_lcore *lc[ENGINE_MAX_LCORES];
 	unsigned int n_open;		/**< started devices */
+	unsigned int n_edev;
+	struct engine_dev *edev[DROCE_MAX_DEVICES];	/**< every device ever opened */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 RTE_INIT(engine_register)
@@ -189,6 +193,25 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	return lc;
 }
 
+/*
+ * Let dpdk-dumpcap (a secondary process) capture the ports: it asks the primary over EAL's
+ * multi-process channel to copy every frame a port receives or transmits. Needs shared
+ * config (no --no-shconf, no --in-memory) and memory the secondary can map (hugepages):
+ * without them rte_pdump_init() fails and captures are just not available.
+ */
+static void pdump_init(void)
+{
+	if (!engine_cfg.pdump || rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return;
+	if (rte_pdump_init() == 0)
+		ENGINE_LOG(INFO, "pdump ready: dpdk-dumpcap can capture the ports");
+	else if (rte_errno == EEXIST)
+		ENGINE_LOG(INFO, "pdump already initialised by the application");
+	else
+		ENGINE_LOG(INFO, "pdump not available (%s): no dpdk-dumpcap capture",
+			   rte_strerror(rte_errno));
+}
+
 /* Caller holds eng.lock. */
 static int init_locked(void)
 {
@@ -196,6 +219,7 @@ static int init_locked(void)
 
 	if (engine_config_load(&engine_cfg) < 0)
 		return -EINVAL;
+	pdump_init();
 	n = engine_cfg.inline_mode ? 1 : engine_cfg.n_lcores;
 	for (i = 0; i < n; i++) {
 		eng.lc[i] = engine_cfg.inline_mode ?
@@ -301,6 +325,8 @@ static struct engine_dev *edev_get(struct droce_device *dev)
 		return NULL;
 	}
 	verbs_device_set_engine(dev, edev);
+	if (eng.n_edev < DROCE_MAX_DEVICES)	/* under eng.lock (open_locked()) */
+		eng.edev[eng.n_edev++] = edev;
 	return edev;
 }
 
@@ -474,4 +500,26 @@ int droce_query_counters(struct droce_context *ctx, struct droce_counters *out)
 int droce_counters_reset(struct droce_context *ctx)
 {
 	return counters_do(ctx, NULL);
+}
+
+/* ---- Observability (telemetry.c) ---- */
+
+int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg)
+{
+	struct engine_view v;
+	int rc = -ENODEV;
+
+	pthread_mutex_lock(&eng.lock);	/* devices stay on their instances meanwhile */
+	/* Only while a device is open: after the last close the application may tear EAL down
+	 * (rte_eal_cleanup() unmaps the memory of the instances and devices) while DPDK's
+	 * telemetry thread still runs. */
+	if (eng.state == 1 && eng.n_open > 0) {
+		v.n_lc = eng.n_lc;
+		v.lc = eng.lc;
+		v.n_dev = eng.n_edev;
+		v.dev = eng.edev;
+		rc = fn(&v, arg);
+	}
+	pthread_mutex_unlock(&eng.lock);
+	return rc;
 }

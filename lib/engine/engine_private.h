@@ -54,6 +54,7 @@ struct engine_config {
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
+	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
 	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
 	unsigned int fault_dup;
 	unsigned int fault_reorder;
@@ -90,6 +91,35 @@ struct engine_mcg {
 	struct engine_qp *eq[DROCE_MAX_MCAST_QP_ATTACH];
 };
 
+/* ---- The drop log (droplog.c) ---- */
+
+/** Counter indices, in DROCE_COUNTERS order. */
+enum engine_cnt_idx {
+#define ECNT_IDX(name, desc) ECNT_##name,
+	DROCE_COUNTERS(ECNT_IDX)
+#undef ECNT_IDX
+	ECNT_NUM
+};
+/** Drop reasons: a counter index, or a parser reason after them. */
+#define ENGINE_DROP_PARSE(err) (ECNT_NUM + (unsigned int)(err))
+#define ENGINE_DROP_NUM (ECNT_NUM + DROCE_PARSE_ERR_NUM)
+/** The transport's counters of dropped received frames. */
+#define ENGINE_TDROPS(X) X(rx_qp_state) X(rx_bad_pkey) X(rx_opcode_seq) X(rx_bad_opcode) \
+	X(rx_resp_dropped) X(rx_dup_dropped) X(rx_bad_qkey) X(rx_no_recv_wr) X(rx_ud_too_long) \
+	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess)
+#define ENGINE_TDROP_ONE(name) + 1
+#define ENGINE_N_TDROPS (0 ENGINE_TDROPS(ENGINE_TDROP_ONE))
+
+/** What a drop log line shows of a frame. */
+struct engine_drop_key {
+	bool has_mac, has_ip, has_bth, ipv6;
+	struct rte_ether_addr src, dst;
+	uint16_t ethertype;
+	uint8_t sgid[16], dgid[16];	/**< addresses as GIDs (IPv4-mapped) */
+	uint8_t opcode;
+	uint32_t qpn, psn, len;
+};
+
 /** A device served by an engine instance. Allocated at the first open, kept for life. */
 struct engine_dev {
 	struct droce_device *dev;
@@ -117,6 +147,10 @@ struct engine_dev {
 	struct engine_mcg mcg[DROCE_MAX_MCAST_GRP];
 	uint16_t n_loop;		/**< frames in loop[] */
 	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
+	/* Drop log (droplog.c), owner only. */
+	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
+	uint64_t tdrop_sum;		/**< sum of the ENGINE_TDROPS counters last seen */
+	uint64_t tdrop_seen[ENGINE_N_TDROPS];
 };
 
 /** Timer heap: QPs with an armed transport deadline, earliest first. */
@@ -143,6 +177,12 @@ struct engine_lcore {
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;
 	uint64_t idle_iters;
+	/* Health (loop.c): TSC cycles spent in iterations that did work and in idle ones (a
+	 * dedicated lcore's idle sleeps included), and iterations. Written by the instance only,
+	 * with relaxed atomic stores, so telemetry reads them from any thread without a call. */
+	uint64_t busy_cycles;
+	uint64_t idle_cycles;
+	uint64_t iterations;
 	/* Control calls (engine.c). */
 	pthread_mutex_t driver;		/**< held by an inline iteration or a direct call */
 	pthread_mutex_t call_lock;
@@ -156,6 +196,21 @@ extern struct engine_config engine_cfg;
 void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
 /** Apply the queued calls (the instance's own thread). @return how many. */
 unsigned int engine_calls_poll(struct engine_lcore *lc);
+
+/** What telemetry sees of the engine (engine_view_run()). */
+struct engine_view {
+	unsigned int n_lc;
+	struct engine_lcore *const *lc;	/**< the instances */
+	unsigned int n_dev;
+	struct engine_dev *const *dev;	/**< every device opened since the process started */
+};
+/**
+ * Call @p fn with the engine's instances and devices, holding the lifecycle lock (so no
+ * device starts, stops or changes instance meanwhile; @p fn may use engine_lcore_call()).
+ * @return what @p fn returned, or -ENODEV when the engine is not initialised or no device is
+ *   open (EAL memory may be going away then).
+ */
+int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg);
 
 /* loop.c */
 /** One iteration: RX, transport TX, timers, control, TX flush. @return work done (0: idle). */
@@ -240,6 +295,55 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 void engine_mcast_stop(struct engine_dev *edev);
 /** @p eq goes away: take it out of every group. */
 void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
+
+/* droplog.c */
+/** Name of drop @p reason as the counters call it ("rx_unknown_qp", "parse_err_bad_icrc")
+ *  into @p s; @return its description. */
+const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n);
+void engine_drop_key_mbuf(struct engine_drop_key *k, const struct rte_mbuf *m);
+/** Log drop @p reason of @p k's frame: NOTICE the first time for the device, else DEBUG. */
+void engine_drop_log(struct engine_dev *edev, unsigned int reason,
+		     const struct engine_drop_key *k);
+/** engine_drop_log() of a frame still in @p m. */
+void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m);
+/** A transport drop counter moved: log its reason with the frame's (parsed) fields. */
+void engine_tdrop_found(struct engine_dev *edev, const struct droce_pkt *pkt, uint32_t qpn,
+			uint32_t psn);
+
+static inline bool engine_drop_logged(const struct engine_dev *edev, unsigned int reason)
+{
+	return (edev->drop_logged[reason / 64] >> (reason % 64)) & 1;
+}
+
+/** Is a drop of @p reason to be logged: the first one, or any at DEBUG? */
+static inline bool engine_drop_wanted(const struct engine_dev *edev, unsigned int reason)
+{
+	return !engine_drop_logged(edev, reason) ||
+	       rte_log_can_log((uint32_t)engine_logtype, RTE_LOG_DEBUG);
+}
+
+/** @p edev drops the frame in @p m for @p reason (counted by the caller). */
+static inline void engine_drop(struct engine_dev *edev, unsigned int reason,
+			       const struct rte_mbuf *m)
+{
+	if (unlikely(engine_drop_wanted(edev, reason)))
+		engine_drop_raw(edev, reason, m);
+}
+
+static inline uint64_t engine_tdrop_sum(const struct droce_counters *c)
+{
+#define ENGINE_TDROP_ADD(name) + c->name
+	return 0 ENGINE_TDROPS(ENGINE_TDROP_ADD);
+#undef ENGINE_TDROP_ADD
+}
+
+/** After transport_rx() of @p pkt (its QPN, PSN): did the transport drop it? One sum. */
+static inline void engine_tdrop_check(struct engine_dev *edev, const struct droce_pkt *pkt,
+				      uint32_t qpn, uint32_t psn)
+{
+	if (unlikely(engine_tdrop_sum(&edev->cnt) != edev->tdrop_sum))
+		engine_tdrop_found(edev, pkt, qpn, psn);
+}
 
 /* timer.c */
 int engine_timers_init(struct engine_timers *t, uint32_t cap);

@@ -10,7 +10,8 @@
  *   3. timers: the transport deadlines that expired (timer heap) and neighbour retries;
  *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
  *   5. TX flush: buffered frames to the ports.
- * The TSC is read once per iteration (transport_env.now).
+ * The TSC is read once per iteration (transport_env.now), and once more at its end to count
+ * the iteration's cycles as busy (it did work) or idle: the engine's health (telemetry.c).
  */
 #include <rte_cycles.h>
 #include <rte_lcore.h>
@@ -127,6 +128,20 @@ static unsigned int fire_timers(struct engine_lcore *lc)
 	return n;
 }
 
+/* Add to a health counter: the instance is its only writer, readers load it relaxed. */
+static inline void health_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static void health(struct engine_lcore *lc, unsigned int work)
+{
+	uint64_t spent = rte_rdtsc() - lc->env.now;
+
+	health_add(work != 0 ? &lc->busy_cycles : &lc->idle_cycles, spent);
+	health_add(&lc->iterations, 1);
+}
+
 unsigned int engine_iteration(struct engine_lcore *lc)
 {
 	unsigned int i, work = 0;
@@ -148,6 +163,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 		engine_fault_tick(lc->devs[i]);
 		work += engine_dev_flush(lc->devs[i]);
 	}
+	health(lc, work);
 	return work;
 }
 
@@ -162,7 +178,10 @@ int engine_lcore_main(void *arg)
 			idle = 0;
 		} else if (++idle >= IDLE_BEFORE_SLEEP && engine_cfg.idle_sleep_us != 0) {
 			/* Idle: give the core away briefly (never while there is work). */
+			uint64_t t0 = rte_rdtsc();
+
 			rte_delay_us_sleep(engine_cfg.idle_sleep_us);
+			health_add(&lc->idle_cycles, rte_rdtsc() - t0);
 			idle = IDLE_BEFORE_SLEEP;
 		}
 	}

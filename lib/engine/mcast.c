@@ -176,6 +176,7 @@ void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rt
 
 	if (droce_bth_qpn(droce_pkt_bth(pkt)) != DROCE_MCAST_QPN) {
 		edev->cnt.rx_mcast_bad_qpn++;
+		engine_drop(edev, ECNT_rx_mcast_bad_qpn, m);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -185,6 +186,7 @@ void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rt
 			to[n++] = g->eq[i];
 	if (n == 0) {
 		edev->cnt.rx_mcast_no_member++;
+		engine_drop(edev, ECNT_rx_mcast_no_member, m);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -263,6 +265,7 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 	struct droce_pkt pkt;
 	enum droce_parse_err err;
 	unsigned int i, n = edev->n_loop;
+	uint32_t qpn, psn;
 
 	memcpy(q, edev->loop, n * sizeof(q[0]));
 	edev->n_loop = 0;
@@ -271,10 +274,14 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 		if (err != DROCE_PARSE_OK) {
 			edev->cnt.parse_err[err]++;
 			edev->cnt.rx_bad_frame++;
+			engine_drop(edev, ENGINE_DROP_PARSE(err), q[i]);
 			rte_pktmbuf_free(q[i]);
 			continue;
 		}
+		qpn = droce_bth_qpn(droce_pkt_bth(&pkt));
+		psn = droce_bth_psn(droce_pkt_bth(&pkt));
 		engine_mcast_rx(lc, edev, q[i], &pkt, true);
+		engine_tdrop_check(edev, &pkt, qpn, psn);
 	}
 	return n;
 }

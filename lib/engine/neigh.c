@@ -392,6 +392,7 @@ void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struc
 
 	if (m->data_len < l3_off + sizeof(*ah)) {
 		edev->cnt.neigh_bad++;
+		engine_drop(edev, ECNT_neigh_bad, m);
 		return;
 	}
 	ah = rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *, l3_off);
@@ -399,6 +400,7 @@ void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struc
 	    ah->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
 	    ah->arp_hlen != RTE_ETHER_ADDR_LEN || ah->arp_plen != 4) {
 		edev->cnt.neigh_bad++;
+		engine_drop(edev, ECNT_neigh_bad, m);
 		return;
 	}
 	for_us = cfg->has_ipv4 && memcmp(&ah->arp_data.arp_tip, cfg->ipv4, 4) == 0;
@@ -423,6 +425,7 @@ static const struct nd_msg *nd_check(struct engine_dev *edev, const struct rte_m
 	if (len < 24 || m->data_len < l4_off + len || ip->hop_limits != ND_HOP_LIMIT ||
 	    nd->code != 0 || rte_ipv6_udptcp_cksum_verify(ip, nd) != 0) {
 		edev->cnt.neigh_bad++;
+		engine_drop(edev, ECNT_neigh_bad, m);
 		return NULL;
 	}
 	return nd;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* Counter names, from the one list in droce_counters.h; a QP's own counters. */
+/* Counter names, from the one list in droce_counters.h; a QP's own counters and state for
+ * observability. */
 
 #include <stddef.h>
 
@@ -24,4 +25,18 @@ const char *droce_counter_name(unsigned int i)
 struct droce_counters *transport_qp_counters(struct transport_qp *t)
 {
 	return &t->cnt;
+}
+
+void transport_qp_info(const struct transport_qp *t, struct transport_qp_info *out)
+{
+	out->dqpn = t->dqpn;
+	out->sq_psn = t->req.psn;
+	out->comp_psn = t->req.comp_psn;
+	out->epsn = t->resp.epsn;
+	out->wqe_outstanding = t->req.head - t->req.comp;
+	out->rd_atomic_outstanding = t->req.nrd;
+	out->resp_out_queued = t->resp.out_tail - t->resp.out_head;
+	out->retry_left = t->req.retry_left;
+	out->rnr_left = t->req.rnr_left;
+	out->rnr_wait = t->req.rnr_wait;
 }

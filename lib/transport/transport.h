@@ -97,6 +97,23 @@ bool transport_tx_pending(const struct transport_qp *t);
  */
 struct droce_counters *transport_qp_counters(struct transport_qp *t);
 
+/** A QP's protocol state as observability shows it (telemetry, lib/engine/telemetry.c). */
+struct transport_qp_info {
+	uint32_t dqpn;			/**< destination QP (RC/UC; 0 before RTR) */
+	uint32_t sq_psn;		/**< requester: PSN of the next packet */
+	uint32_t comp_psn;		/**< requester: oldest PSN not acknowledged */
+	uint32_t epsn;			/**< responder: expected PSN */
+	uint32_t wqe_outstanding;	/**< send WQEs handed to the requester, not completed */
+	uint32_t rd_atomic_outstanding;	/**< of those, READ/ATOMIC started and not completed */
+	uint32_t resp_out_queued;	/**< ACKs, NAKs, READ responses queued by the responder */
+	uint8_t retry_left;		/**< transport retries left */
+	uint8_t rnr_left;		/**< RNR retries left (7: infinite) */
+	bool rnr_wait;			/**< stopped by an RNR NAK */
+};
+
+/** Fill @p out from @p t. Owner only (like every call here). */
+void transport_qp_info(const struct transport_qp *t, struct transport_qp_info *out);
+
 /** TSC of the QP's next timer (retransmit, RNR wait, ACK coalescing), or UINT64_MAX. */
 uint64_t transport_deadline(const struct transport_qp *t);
 /** Called by the engine when env->now >= transport_deadline(t). */

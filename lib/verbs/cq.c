@@ -19,6 +19,9 @@
 
 enum { CQ_OK, CQ_OVERRUN, CQ_FAILED };
 
+/* CQ handles: unique in the process, so telemetry can name a CQ (/droce/cqs). */
+static uint32_t cq_handles;
+
 static struct ibv_wc *ring_alloc(uint32_t size)
 {
 	return calloc(size, sizeof(struct ibv_wc));
@@ -77,6 +80,7 @@ struct droce_cq *droce_create_cq(struct droce_context *context, int cqe, void *c
 	cq->pub.channel = channel;
 	cq->pub.cq_context = cq_context;
 	cq->pub.cqe = (int)size;
+	cq->pub.handle = __atomic_fetch_add(&cq_handles, 1, __ATOMIC_RELAXED);
 	if (channel != NULL)
 		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELAXED);
 	verbs_ctx_get(context);
@@ -272,4 +276,16 @@ void verbs_cq_fail(struct verbs_cq *cq)
 	while (fail_pass(dev))
 		;
 	pthread_mutex_unlock(&dev->lock);
+}
+
+void verbs_cq_fill(const struct droce_cq *c, struct verbs_fill *out)
+{
+	const struct verbs_cq *cq = container_of(c, const struct verbs_cq, pub);
+	/* Pairs with the store-release of tail in droce_poll_cq(). */
+	uint32_t tail = __atomic_load_n(&cq->r.tail, __ATOMIC_ACQUIRE);
+
+	memset(out, 0, sizeof(*out));
+	out->depth = cq->r.size;
+	out->used = verbs_ring_ready(&cq->r, tail);
+	out->error = __atomic_load_n(&cq->error, __ATOMIC_RELAXED) != CQ_OK;
 }

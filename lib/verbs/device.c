@@ -25,7 +25,7 @@
 
 #include "verbs_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(verbs_logtype, NOTICE);
+RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
 
 #define PAIR_RING_SIZE 1024
 
@@ -254,6 +254,10 @@ static int eal_start(const char *args)
 		return -EIO;
 	}
 	g.own_eal = true;
+	/* DPDK logs to stdout by default; a library's diagnostics (the drop log among them)
+	 * belong on stderr, so that the application's stdout stays its own. An application that
+	 * starts EAL itself chooses with rte_openlog_stream(). */
+	rte_openlog_stream(stderr);
 	return 0;
 }
 

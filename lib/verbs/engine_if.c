@@ -365,3 +365,18 @@ bool verbs_wq_pending(const struct droce_qp *q, bool sq)
 		return false;
 	return wq->buf != NULL && verbs_ring_ready(&wq->r, wq->fetch) != 0;
 }
+
+void verbs_wq_fill(const struct droce_qp *q, bool sq, struct verbs_fill *out)
+{
+	const struct verbs_qp *qp = container_of(q, const struct verbs_qp, pub);
+	const struct verbs_wq *wq = sq ? &qp->sq : &qp->rq;
+	uint32_t tail;
+
+	memset(out, 0, sizeof(*out));
+	if (wq->buf == NULL)
+		return;		/* the RQ of a QP with an SRQ */
+	tail = verbs_ring_tail(&wq->r);
+	out->depth = wq->r.size;
+	out->used = verbs_ring_ready(&wq->r, tail);
+	out->active = wq->fetch - tail;
+}

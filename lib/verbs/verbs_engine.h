@@ -174,6 +174,19 @@ enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *qp);
  *  out by verbs_sq_next()/verbs_rq_next() (a peek: nothing is consumed). */
 bool verbs_wq_pending(const struct droce_qp *qp, bool sq);
 
+/** How full a queue is, for observability (engine telemetry). */
+struct verbs_fill {
+	uint32_t depth;		/**< slots */
+	uint32_t used;		/**< posted and not yet retired (CQ: completions not polled) */
+	uint32_t active;	/**< SQ/RQ: handed out to the engine, not completed (CQ: 0) */
+	bool error;		/**< CQ: overrun (polling fails with -EIO); SQ/RQ: false */
+};
+/** Fill of @p qp's send queue (@p sq) or receive queue (none with an SRQ: depth 0). Reads
+ *  the consumer's private indices: the QP's owner only. */
+void verbs_wq_fill(const struct droce_qp *qp, bool sq, struct verbs_fill *out);
+/** Fill of @p cq. Any thread (atomic loads only). */
+void verbs_cq_fill(const struct droce_cq *cq, struct verbs_fill *out);
+
 /* ---- Lookups for the engine ---- */
 
 /** The live QP numbered @p qpn on @p dev, or NULL. */

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""droce-stat against a running droce process (obs_app): once, -z, -q, -l, -L, -i with
+deltas, and every error with its exit code.
+
+Usage: droce_stat_test.py DROCE_STAT OBS_APP CONFIG CHECK
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from obs_util import App, check  # noqa: E402
+
+LINE = re.compile(r'^     (\w+): (-?\d+)(?: \(([+-]\d+), (-?\d+)/s\))?$')
+
+
+def stat(exe, args, rc=0, timeout=30):
+    out = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout)
+    check(out.returncode == rc, 'droce-stat %s: exit %d, expected %d\n%s%s' %
+          (' '.join(args), out.returncode, rc, out.stdout, out.stderr))
+    return out.stdout, out.stderr
+
+
+def blocks(text):
+    """[(header, {name: (value, delta or None, rate or None)})] of droce-stat's output."""
+    res = []
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if m is None:
+            check(line.endswith(':'), 'unexpected line %r' % line)
+            res.append((line, {}))
+            continue
+        check(res, 'a counter before any header: %r' % line)
+        d = None if m.group(3) is None else int(m.group(3))
+        r = None if m.group(4) is None else int(m.group(4))
+        res[-1][1][m.group(1)] = (int(m.group(2)), d, r)
+    return res
+
+
+def once(exe, app):
+    """Every counter of the device, each between the API's values read before and after."""
+    app.cmd('send 10 2048')
+    lo = app.cmd('counters droce0')
+    out, _ = stat(exe, ['-p', app.prefix, 'droce0'])
+    hi = app.cmd('counters droce0')
+    (head, c), = blocks(out)
+    check(head == 'droce0 statistics:', 'header %r' % head)
+    check(list(c) == list(lo), 'counters %s, API %s' % (list(c), list(lo)))
+    for k, (v, d, r) in c.items():
+        check(lo[k] <= v <= hi[k] and d is None and r is None, '%s: %d not in [%d, %d]' %
+              (k, v, lo[k], hi[k]))
+    out, _ = stat(exe, ['-p', app.prefix, '-z', 'droce0'])
+    (_, z), = blocks(out)
+    check(set(z) <= set(c) and all(v != 0 for v, _, _ in z.values()) and
+          {k for k in lo if lo[k] != 0} <= set(z), '-z: %s, API before %s' % (z, lo))
+    check('tx_packets' in z and 'rx_roce' in z, '-z lacks moving counters: %s' % z)
+
+
+def qp(exe, app):
+    """-q: the QP's state and its counters (those of droce_query_qp_counters())."""
+    app.cmd('send 5 100')
+    qpn = app.cmd('qpns 1')['qpns'][0]
+    lo = app.cmd('qp_counters 1 0')
+    out, _ = stat(exe, ['-p', app.prefix, '-q', hex(qpn), 'droce1'])
+    hi = app.cmd('qp_counters 1 0')
+    b = blocks(out)
+    check(len(b) == 2 and b[0][0] == 'droce1 QP %d (RC, RTS):' % qpn and
+          b[1][0] == 'droce1 QP %d statistics:' % qpn, 'headers: %s' % [h for h, _ in b])
+    info = b[0][1]
+    check(info['dest_qpn'][0] == app.cmd('qpns 0')['qpns'][0] and info['sq_depth'][0] == 64,
+          'QP info: %s' % info)
+    for k, (v, _, _) in b[1][1].items():
+        check(lo[k] <= v <= hi[k], 'QP %s: %d not in [%d, %d]' % (k, v, lo[k], hi[k]))
+    check(b[1][1]['rx_roce'][0] >= 5, 'QP counters: %s' % b[1][1])
+
+
+def interval(exe, app):
+    """-i with -c: the totals, then per interval the deltas (value - previous value) and
+    rates, under load."""
+    app.send('load 3')
+    time.sleep(0.3)
+    out, _ = stat(exe, ['-p', app.prefix, '-i', '0.5', '-c', '3', 'droce0'])
+    app.reply()
+    b = blocks(out)
+    check(len(b) == 4 and b[0][0] == 'droce0 statistics:' and
+          all(re.match(r'^droce0 statistics, last 0\.\d\d s:$', h) for h, _ in b[1:]),
+          'headers: %s' % [h for h, _ in b])
+    for (_, prev), (_, cur) in zip(b, b[1:]):
+        check(set(prev) == set(cur), 'counter sets differ')
+        for k, (v, d, r) in cur.items():
+            check(d == v - prev[k][0], '%s: %d, previous %d, delta %s' % (k, v, prev[k][0], d))
+            check((d == 0) == (r == 0) and r >= 0, '%s: delta %d rate %d' % (k, d, r))
+        check(cur['tx_packets'][1] > 0 and cur['rx_roce'][1] > 0,
+              'no traffic seen under load: %s' % cur)
+    out, _ = stat(exe, ['-p', app.prefix, '-i', '0.2', '-c', '1', '-z', 'droce0'])
+    b = blocks(out)
+    check(len(b) == 2 and all(d != 0 for _, d, _ in b[1][1].values()),
+          '-z -i prints only what moved: %s' % b[1][1])
+
+
+def lcores_list(exe, app):
+    """-l (since start and per interval) and -L (devices, their QPs)."""
+    out, _ = stat(exe, ['-p', app.prefix, '-l'])
+    check(re.search(r'^engine lcores \(TSC \d+ Hz\):\n     lcore 1: busy \d+\.\d% since start '
+                    r'\(\d+ busy, \d+ idle cycles\), \d+ iterations$', out, re.M),
+          '-l: %r' % out)
+    app.send('load 2')
+    time.sleep(0.3)
+    out, _ = stat(exe, ['-p', app.prefix, '-l', '-i', '0.5', '-c', '1'])
+    app.reply()
+    m = re.search(r'lcore 1: busy (\d+\.\d)% in the interval \((\d+) busy', out)
+    check(m and float(m.group(1)) > 0 and int(m.group(2)) > 0, '-l -i under load: %r' % out)
+    out, _ = stat(exe, ['-p', app.prefix, '-L'])
+    for s, dev in enumerate(('droce0', 'droce1')):
+        check(re.search(r'^%s: port \d+, mac 02:D0:0C:00:07:0%d, mtu 1500, open, engine '
+                        r'lcore 1, 3 QPs, 6 CQs$' % (dev, s + 1), out, re.M), '-L: %s' % out)
+        for n in app.cmd('qpns %d' % s)['qpns']:
+            check(re.search(r'QP %d: RC RTS, dest QP \d+' % n, out), '-L: QP %d: %s' % (n, out))
+    check('QP %d: RC RESET' % app.in_qpn in out, '-L: obs_in QP: %s' % out)
+
+
+def fake_dpdk(path):
+    """A telemetry socket that answers like a DPDK process without droce: null."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    srv.listen(1)
+
+    def serve():
+        c, _ = srv.accept()
+        c.send(json.dumps({'version': 'DPDK 22.11', 'pid': 1, 'max_output_len': 16384})
+               .encode())
+        cmd = c.recv(1024).decode()
+        c.send(('{"%s":null}' % cmd.split(',')[0]).encode())
+        c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def errors(exe, app):
+    """Unknown device or QP: 3; no process, not droce, process gone: 2; bad options: 1."""
+    p = ['-p', app.prefix]
+    _, err = stat(exe, p + ['nope'], rc=3)
+    check("no device 'nope'" in err, err)
+    _, err = stat(exe, p + ['-q', '999', 'droce0'], rc=3)
+    check('no QP 999 on droce0' in err, err)
+    _, err = stat(exe, ['-p', 'droce_stat_no_such_prefix', 'droce0'], rc=2)
+    check('no DPDK process answers' in err, err)
+    with tempfile.TemporaryDirectory() as d:
+        sock = os.path.join(d, 'dpdk_telemetry.v2')
+        srv = fake_dpdk(sock)
+        _, err = stat(exe, ['-s', sock, 'droce0'], rc=2)
+        check('does not run droce' in err, err)
+        srv.close()
+    for bad in ([], ['-i', '0', 'droce0'], ['-i', 'x', 'droce0'], ['-c', '2', 'droce0'],
+                ['-q', '-1', 'droce0'], ['-q', '0x1000000', 'droce0'], ['-l', 'droce0'],
+                ['-L', '-i', '1'], ['droce0', 'droce1'], ['--bogus', 'droce0']):
+        stat(exe, p + bad, rc=1)
+    out, _ = stat(exe, ['--help'])
+    check(out.startswith('usage: droce-stat'), out)
+    # The process goes away under droce-stat -i: exit 2, with what it printed so far.
+    s = subprocess.Popen([exe] + p + ['-i', '0.1', 'droce0'], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    app.quit()
+    out, err = s.communicate(timeout=20)
+    check(s.returncode == 2 and 'lost the' in err and 'droce0 statistics' in out,
+          'process gone: exit %d: %s' % (s.returncode, err))
+
+
+CHECKS = {
+    'once_all_counters_match_api': once,
+    'qp_state_and_counters': qp,
+    'interval_deltas_rates_under_load': interval,
+    'lcores_and_list': lcores_list,
+    'errors_exit_codes': errors,
+}
+
+
+def main():
+    exe, app_exe, config, name = sys.argv[1:5]
+    app = App(app_exe, config, 'obs_stat_%d' % os.getpid())
+    try:
+        CHECKS[name](exe, app)
+        if app.p.poll() is None:
+            app.quit()
+    finally:
+        app.kill()
+    print('ok: ' + name)
+
+
+if __name__ == '__main__':
+    main()
