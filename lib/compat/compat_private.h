@@ -12,8 +12,10 @@
 #ifndef COMPAT_PRIVATE_H
 #define COMPAT_PRIVATE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/queue.h>
 
 #include <infiniband/verbs.h>
 
@@ -21,6 +23,21 @@
 
 #define compat_container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+/**
+ * What a context owns, in the order ibv_close_device() releases what the application left
+ * open (libibverbs closes the kernel's file and the kernel frees them; droce's close refuses
+ * while objects exist, so the drop-in destroys them first).
+ */
+enum compat_kind { COMPAT_QP, COMPAT_SRQ, COMPAT_AH, COMPAT_MR, COMPAT_CQ, COMPAT_CHANNEL,
+		   COMPAT_PD, COMPAT_KIND_MAX };
+
+struct compat_obj {
+	TAILQ_ENTRY(compat_obj) next;
+	enum compat_kind kind;
+	void *ibv;			/**< the struct ibv_qp/srq/ah/... handed out */
+};
+TAILQ_HEAD(compat_obj_list, compat_obj);
 
 /** A droce device as libibverbs shows it; lives as long as the process. */
 struct compat_device {
@@ -30,32 +47,39 @@ struct compat_device {
 
 struct compat_ctx {
 	struct droce_context *d;
+	pthread_mutex_t obj_lock;
+	struct compat_obj_list objs;
 	struct verbs_context vctx;	/**< ends with struct ibv_context (libibverbs' layout) */
 };
 
 struct compat_pd {
 	struct ibv_pd ibv;
 	struct droce_pd *d;
+	struct compat_obj obj;
 };
 
 struct compat_mr {
 	struct ibv_mr ibv;
 	struct droce_mr *d;
+	struct compat_obj obj;
 };
 
 struct compat_channel {
 	struct ibv_comp_channel ibv;
 	struct droce_comp_channel *d;
+	struct compat_obj obj;
 };
 
 struct compat_cq {
 	struct ibv_cq ibv;
 	struct droce_cq *d;
+	struct compat_obj obj;
 };
 
 struct compat_srq {
 	struct ibv_srq ibv;
 	struct droce_srq *d;
+	struct compat_obj obj;
 };
 
 /** The WRs an ibv_wr_start() .. ibv_wr_complete() batch builds (the new post-send API). */
@@ -71,6 +95,7 @@ struct compat_wr_batch {
 struct compat_qp {
 	struct ibv_qp_ex ibvx;		/**< starts with struct ibv_qp */
 	struct droce_qp *d;
+	struct compat_obj obj;
 	struct compat_wr_batch batch;
 };
 
@@ -98,6 +123,12 @@ static inline struct compat_srq *to_csrq(struct ibv_srq *s)
 {
 	return compat_container_of(s, struct compat_srq, ibv);
 }
+
+/* device.c: the objects of a context. */
+void compat_obj_add(struct ibv_context *ctx, struct compat_obj *o, enum compat_kind kind,
+		    void *ibv);
+void compat_obj_del(struct ibv_context *ctx, struct compat_obj *o);
+struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv);
 
 /* device.c: with an inline engine, run one iteration from an application thread. */
 void compat_engine_kick(struct ibv_context *context);

@@ -252,6 +252,78 @@ static void fill_context(struct compat_ctx *c, struct ibv_device *device)
 	ic->num_comp_vectors = c->d->num_comp_vectors;
 	pthread_mutex_init(&ic->mutex, NULL);
 	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pthread_mutex_init(&c->obj_lock, NULL);
+	TAILQ_INIT(&c->objs);
+}
+
+void compat_obj_add(struct ibv_context *ctx, struct compat_obj *o, enum compat_kind kind,
+		    void *ibv)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+
+	o->kind = kind;
+	o->ibv = ibv;
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_INSERT_TAIL(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+}
+
+void compat_obj_del(struct ibv_context *ctx, struct compat_obj *o)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_REMOVE(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+}
+
+/* For the objects without a wrapper (AHs). @return the node, removed, or NULL. */
+struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+	struct compat_obj *o;
+
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_FOREACH(o, &c->objs, next)
+		if (o->ibv == ibv)
+			break;
+	if (o != NULL)
+		TAILQ_REMOVE(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+	return o;
+}
+
+static int destroy_obj(enum compat_kind kind, void *ibv)
+{
+	switch (kind) {
+	case COMPAT_QP: return ibv_destroy_qp(ibv);
+	case COMPAT_SRQ: return ibv_destroy_srq(ibv);
+	case COMPAT_AH: return ibv_destroy_ah(ibv);
+	case COMPAT_MR: return ibv_dereg_mr(ibv);
+	case COMPAT_CQ: return ibv_destroy_cq(ibv);
+	case COMPAT_CHANNEL: return ibv_destroy_comp_channel(ibv);
+	case COMPAT_PD: return ibv_dealloc_pd(ibv);
+	default: return EINVAL;
+	}
+}
+
+/* What the application left open, destroyed kind by kind (QPs before their CQs, ...). */
+static void release_objects(struct compat_ctx *c)
+{
+	struct compat_obj *o;
+	int kind;
+
+	for (kind = 0; kind < COMPAT_KIND_MAX; kind++) {
+		for (;;) {
+			pthread_mutex_lock(&c->obj_lock);
+			TAILQ_FOREACH(o, &c->objs, next)
+				if ((int)o->kind == kind)
+					break;
+			pthread_mutex_unlock(&c->obj_lock);
+			if (o == NULL || destroy_obj(o->kind, o->ibv) != 0)
+				break;	/* none left, or one that cannot go (droce says why) */
+		}
+	}
 }
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -288,12 +360,15 @@ int ibv_close_device(struct ibv_context *context)
 {
 	struct compat_ctx *c = to_cctx(context);
 
+	if (!TAILQ_EMPTY(&c->objs))
+		release_objects(c);
 	if (droce_close_device(c->d) != 0)
 		return -1;
 	pthread_mutex_lock(&g.lock);
 	driver_stop_locked();
 	pthread_mutex_unlock(&g.lock);
 	pthread_mutex_destroy(&context->mutex);
+	pthread_mutex_destroy(&c->obj_lock);
 	free(c);
 	return 0;
 }

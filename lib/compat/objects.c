@@ -30,6 +30,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		return NULL;
 	}
 	p->ibv.context = context;
+	compat_obj_add(context, &p->obj, COMPAT_PD, &p->ibv);
 	return &p->ibv;
 }
 
@@ -37,8 +38,10 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	int rc = droce_dealloc_pd(to_cpd(pd)->d);
 
-	if (rc == 0)
+	if (rc == 0) {
+		compat_obj_del(pd->context, &to_cpd(pd)->obj);
 		free(to_cpd(pd));
+	}
 	return rc;
 }
 
@@ -70,6 +73,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 	m->ibv.handle = m->d->handle;
 	m->ibv.lkey = m->d->lkey;
 	m->ibv.rkey = m->d->rkey;
+	compat_obj_add(pd->context, &m->obj, COMPAT_MR, &m->ibv);
 	return &m->ibv;
 }
 
@@ -89,8 +93,10 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	struct compat_mr *m = compat_container_of(mr, struct compat_mr, ibv);
 	int rc = droce_dereg_mr(m->d);
 
-	if (rc == 0)
+	if (rc == 0) {
+		compat_obj_del(mr->context, &m->obj);
 		free(m);
+	}
 	return rc;
 }
 
@@ -111,6 +117,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	}
 	ch->ibv.context = context;
 	ch->ibv.fd = ch->d->fd;
+	compat_obj_add(context, &ch->obj, COMPAT_CHANNEL, &ch->ibv);
 	return &ch->ibv;
 }
 
@@ -119,8 +126,10 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct compat_channel *ch = compat_container_of(channel, struct compat_channel, ibv);
 	int rc = droce_destroy_comp_channel(ch->d);
 
-	if (rc == 0)
+	if (rc == 0) {
+		compat_obj_del(channel->context, &ch->obj);
 		free(ch);
+	}
 	return rc;
 }
 
@@ -151,6 +160,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	pthread_cond_init(&c->ibv.cond, NULL);
 	if (channel != NULL)
 		channel->refcnt++;
+	compat_obj_add(context, &c->obj, COMPAT_CQ, &c->ibv);
 	return &c->ibv;
 }
 
@@ -174,6 +184,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 		cq->channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
+	compat_obj_del(cq->context, &c->obj);
 	free(c);
 	return 0;
 }
@@ -243,6 +254,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 	s->ibv.handle = s->d->handle;
 	pthread_mutex_init(&s->ibv.mutex, NULL);
 	pthread_cond_init(&s->ibv.cond, NULL);
+	compat_obj_add(pd->context, &s->obj, COMPAT_SRQ, &s->ibv);
 	return &s->ibv;
 }
 
@@ -264,6 +276,7 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 		return rc;
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
+	compat_obj_del(srq->context, &to_csrq(srq)->obj);
 	free(to_csrq(srq));
 	return 0;
 }
@@ -277,18 +290,32 @@ int compat_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct ibv_ah *ah = droce_create_ah(to_cpd(pd)->d, attr);
+	struct compat_obj *o = calloc(1, sizeof(*o));
+	struct ibv_ah *ah;
 
-	if (ah == NULL)
+	if (o == NULL) {
+		errno = ENOMEM;
 		return NULL;
+	}
+	ah = droce_create_ah(to_cpd(pd)->d, attr);
+	if (ah == NULL) {
+		free(o);
+		return NULL;
+	}
 	ah->context = pd->context;
 	ah->pd = pd;
+	compat_obj_add(pd->context, o, COMPAT_AH, ah);
 	return ah;
 }
 
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
-	return droce_destroy_ah(ah);
+	struct ibv_context *ctx = ah->context;
+	int rc = droce_destroy_ah(ah);
+
+	if (rc == 0)
+		free(compat_obj_take(ctx, ah));
+	return rc;
 }
 
 /* @return the index of @p gid in port @p port_num's table, or -1. */

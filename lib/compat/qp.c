@@ -56,6 +56,7 @@ static struct compat_qp *create(struct ibv_context *ctx, struct ibv_pd *pd,
 	}
 	a->cap = da.cap;	/* the granted sizes, as libibverbs reports them */
 	fill_qp(q, ctx, pd, a);
+	compat_obj_add(ctx, &q->obj, COMPAT_QP, &q->ibvx.qp_base);
 	return q;
 }
 
@@ -99,6 +100,7 @@ struct ibv_qp *compat_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_a
 	if (rc == 0)
 		return &q->ibvx.qp_base;
 	droce_destroy_qp(q->d);
+	compat_obj_del(ctx, &q->obj);
 	free(q);
 	errno = rc;
 	return NULL;
@@ -156,6 +158,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	compat_qp_ex_fini(q);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	compat_obj_del(qp->context, &q->obj);
 	free(q);
 	return 0;
 }

@@ -15,8 +15,9 @@ modes
   pingpong     --tool rc|uc|ud|srq: ibv_<tool>_pingpong server and client in two processes
                over vhost-user (config/vhost-server.ini, vhost-client.ini; hugepages
                reserved), in both orders of start-up, with and without -e; data checked (-c).
-  perftest     --tool ib_write_bw,...: perftest server and client the same way; the run must
-               report its result line with a non-zero bandwidth or latency.
+  perftest     --tool ib_write_bw,...|all: perftest 4.5 server and client the same way (RC;
+               also UC write, UD send, -e send, both atomics); the client must report its
+               result row with the iterations asked for and a non-zero bandwidth/latency.
 Exit: 0 passed, 1 failed, 77 skipped (sanitizer build: see --sanitized; no hugepages).
 """
 import argparse
@@ -232,8 +233,47 @@ def mode_pingpong(r, args, tmp):
     return 0
 
 
+# perftest's result lines: bandwidth "bytes iters peak avg msgrate", latency "bytes iters
+# t_min t_max t_typical t_avg ...".
+PERF_ROW = re.compile(r"^\s*#bytes.*\n\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                      r"(?:\s+([\d.]+))?", re.M)
+PERF_CASES = {
+    "ib_write_bw": [[], ["-c", "UC"]],
+    "ib_read_bw": [[]],
+    "ib_send_bw": [[], ["-c", "UD"], ["-e"]],
+    "ib_atomic_bw": [["-A", "CMP_AND_SWAP"], ["-A", "FETCH_AND_ADD"]],
+    "ib_write_lat": [[]],
+    "ib_read_lat": [[]],
+    "ib_send_lat": [[], ["-c", "UD"]],
+}
+
+
 def mode_perftest(r, args, tmp):
-    fail("perftest mode: not implemented yet")
+    """Each tool's server and client between the two processes; the client's result row
+    must report the iterations asked for and a non-zero bandwidth (bw) or average latency
+    (lat)."""
+    pair = Pair(r, tmp)
+    tools = list(PERF_CASES) if args.tool == "all" else args.tool.split(",")
+    for tool in tools:
+        for extra in PERF_CASES[tool]:
+            cmd = [tool, "-d", "@DEV@", "-x", str(pair.gid_index), "-p", "@PORT@",
+                   "-n", str(args.iters), "-F"] + extra
+            (rc1, o1), (rc2, o2) = pair.run(cmd, cmd + ["127.0.0.1"])
+            name = " ".join([tool] + extra)
+            if rc1 != 0 or rc2 != 0:
+                fail(f"{name}: server exit {rc1}, client exit {rc2}\n--- server\n{o1}"
+                     f"\n--- client\n{o2}")
+            m = PERF_ROW.search(o2)
+            if not m or int(m.group(2)) != args.iters:
+                fail(f"{name}: no result row with {args.iters} iterations:\n{o2}")
+            if tool.endswith("_bw"):
+                value, what = float(m.group(4)), "MB/s average"
+            else:
+                value, what = float(m.group(6) or 0), "usec average"
+            if value <= 0:
+                fail(f"{name}: {what} is {value}:\n{o2}")
+            print(f"{name}: {m.group(1)} B x {m.group(2)}: {value} {what}", flush=True)
+    return 0
 
 
 def main():
