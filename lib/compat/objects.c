@@ -232,12 +232,16 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init_attr)
 {
-	struct compat_srq *s = calloc(1, sizeof(*s));
+	struct compat_srq *s;
 	struct ibv_srq_init_attr a;
 
-	if (s == NULL || init_attr == NULL) {
-		free(s);
-		errno = s == NULL ? ENOMEM : EINVAL;
+	if (init_attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	a = *init_attr;

@@ -8,7 +8,8 @@
  * - the new post-send API (ibv_qp_to_qp_ex, ibv_wr_*): SEND with immediate, RDMA WRITE,
  *   RDMA READ, both atomics in one batch, each completion and the memory checked;
  * - the classic ibv_post_send/ibv_poll_cq path and completion channel events mapped back to
- *   the application's CQ and cq_context;
+ *   the application's CQ and cq_context; an async event (LAST_WQE_REACHED of a QP on an SRQ)
+ *   mapped back to the application's QP;
  * - bad input and what droce does not do: EOPNOTSUPP from ibv_create_cq_ex, create_qp_ex with
  *   a comp_mask or send op droce lacks, ibv_reg_mr_iova with another iova, ibv_wr_bind_mw,
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
@@ -202,6 +203,39 @@ static void test_channel(void)
 	printf("ibv_post_send + ibv_get_cq_event: the application's CQ and cq_context\n");
 }
 
+/* An async event names the application's QP (ibv_get_async_event maps droce's handles back). */
+static void test_async_event(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = { .send_cq = ep[0].cq, .recv_cq = ep[0].cq,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+
+	srq = ibv_create_srq(ep[0].pd, &sa);
+	CHECK(srq != NULL);
+	CHECK(sa.attr.max_wr >= 4);
+	qa.srq = srq;
+	qa.qp_context = &qa;
+	qp = ibv_create_qp(ep[0].pd, &qa);
+	CHECK(qp != NULL);
+	CHECK(qp->srq == srq);
+	CHECK_EQ(ibv_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       IBV_QP_ACCESS_FLAGS), 0);
+	q.qp_state = IBV_QPS_ERR;
+	CHECK_EQ(ibv_modify_qp(qp, &q, IBV_QP_STATE), 0);
+	CHECK_EQ(ibv_get_async_event(ep[0].ctx, &ev), 0);	/* blocks until it comes */
+	CHECK_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	CHECK(ev.element.qp == qp);
+	CHECK(ev.element.qp->qp_context == &qa);
+	ibv_ack_async_event(&ev);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+	printf("ibv_get_async_event: LAST_WQE_REACHED names the application's QP\n");
+}
+
 static void test_unsupported(struct ibv_device *dev)
 {
 	struct ibv_cq_init_attr_ex cqa = { .cqe = 8 };
@@ -274,6 +308,7 @@ int main(void)
 	connect(&ep[1], &ep[0]);
 	test_wr_api();
 	test_channel();
+	test_async_event();
 	test_unsupported(list[0]);
 	/* Objects left open: ibv_close_device() releases them, as libibverbs (the kernel) does. */
 	for (i = 0; i < 2; i++)
