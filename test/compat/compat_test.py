@@ -305,6 +305,12 @@ def main():
     ap.add_argument("--lsan-supp", default="")
     args = ap.parse_args()
     r = Runner(args)
+    need = {"devices": ["ibv_devices", "ibv_devinfo"], "bad-config": ["ibv_devices"],
+            "pingpong": [f"ibv_{t}_pingpong" for t in args.tool.split(",")],
+            "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(",")}
+    missing = [t for t in need[args.mode] if shutil.which(t) is None]
+    if missing:
+        fail(f"{', '.join(missing)} not installed (test/deps.sh installs ibverbs-utils, perftest)")
     if args.mode == "devices":
         return mode_devices(r)
     if args.mode == "bad-config":
