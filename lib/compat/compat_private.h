@@ -46,6 +46,7 @@ struct compat_device {
 };
 
 struct compat_ctx {
+	TAILQ_ENTRY(compat_ctx) next;	/**< in the list of open contexts */
 	struct droce_context *d;
 	pthread_mutex_t obj_lock;
 	struct compat_obj_list objs;

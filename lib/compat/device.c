@@ -26,12 +26,13 @@ static struct {
 	struct compat_device *dev;
 	int n_dev;
 	int n_open;			/**< contexts the application has open */
+	TAILQ_HEAD(, compat_ctx) ctxs;	/**< those contexts (closed at exit) */
 	pthread_t driver;		/**< inline engine only */
 	bool driver_run;
 	bool inline_engine;		/**< set before the first context is returned */
 	uint64_t app_poll_ns;		/**< last time an application thread drove the engine */
 	struct droce_context *driver_ctx;
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .ctxs = TAILQ_HEAD_INITIALIZER(g.ctxs) };
 
 static void fill_device(struct compat_device *cd, struct droce_device *d, int index)
 {
@@ -353,6 +354,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	fill_context(c, device);
+	pthread_mutex_lock(&g.lock);
+	TAILQ_INSERT_TAIL(&g.ctxs, c, next);
+	pthread_mutex_unlock(&g.lock);
 	return &c->vctx.context;
 }
 
@@ -365,6 +369,7 @@ int ibv_close_device(struct ibv_context *context)
 	if (droce_close_device(c->d) != 0)
 		return -1;
 	pthread_mutex_lock(&g.lock);
+	TAILQ_REMOVE(&g.ctxs, c, next);
 	driver_stop_locked();
 	pthread_mutex_unlock(&g.lock);
 	pthread_mutex_destroy(&context->mutex);
@@ -373,9 +378,23 @@ int ibv_close_device(struct ibv_context *context)
 	return 0;
 }
 
-/* A program that exits with a context open: stop the driver thread before DPDK goes away. */
+/*
+ * A program that exits with contexts open: close them, releasing their objects, as the kernel
+ * does for libibverbs when the process's files close; the last close stops the driver thread
+ * and the engine before DPDK goes away. A context that cannot close (droce says why) is left,
+ * and the driver thread is stopped anyway.
+ */
 __attribute__((destructor)) static void compat_fini(void)
 {
+	struct compat_ctx *c;
+
+	for (;;) {
+		pthread_mutex_lock(&g.lock);
+		c = TAILQ_FIRST(&g.ctxs);
+		pthread_mutex_unlock(&g.lock);
+		if (c == NULL || ibv_close_device(&c->vctx.context) != 0)
+			break;
+	}
 	pthread_mutex_lock(&g.lock);
 	if (g.driver_ctx != NULL) {
 		g.n_open = 1;
