@@ -71,16 +71,24 @@ struct compat_channel {
 	struct compat_obj obj;
 };
 
+/*
+ * Events handed to the application (ibv_get_cq_event, ibv_get_async_event) and not yet
+ * acked: droce's destroy waits for their acks, so a close that releases what the application
+ * left open (ibv_close_device, exit) acks them first, as the kernel drops them for libibverbs.
+ */
 struct compat_cq {
 	struct ibv_cq ibv;
 	struct droce_cq *d;
 	struct compat_obj obj;
+	unsigned int comp_got;		/**< completion events returned (ack: ibv.comp_events_completed) */
+	unsigned int async_got;		/**< async events returned (ack: ibv.async_events_completed) */
 };
 
 struct compat_srq {
 	struct ibv_srq ibv;
 	struct droce_srq *d;
 	struct compat_obj obj;
+	unsigned int async_got;		/**< async events returned (ack: ibv.events_completed) */
 };
 
 /** The WRs an ibv_wr_start() .. ibv_wr_complete() batch builds (the new post-send API). */
@@ -97,6 +105,7 @@ struct compat_qp {
 	struct ibv_qp_ex ibvx;		/**< starts with struct ibv_qp */
 	struct droce_qp *d;
 	struct compat_obj obj;
+	unsigned int async_got;		/**< async events returned (ack: events_completed) */
 	struct compat_wr_batch batch;
 };
 
@@ -130,6 +139,11 @@ void compat_obj_add(struct ibv_context *ctx, struct compat_obj *o, enum compat_k
 		    void *ibv);
 void compat_obj_del(struct ibv_context *ctx, struct compat_obj *o);
 struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv);
+
+/* objects.c: ack what the application got and did not ack, before a forced destroy. */
+void compat_cq_drop_events(struct compat_cq *cq);
+void compat_qp_drop_events(struct compat_qp *qp);
+void compat_srq_drop_events(struct compat_srq *srq);
 
 /* device.c: with an inline engine, run one iteration from an application thread. */
 void compat_engine_kick(struct ibv_context *context);

@@ -297,11 +297,17 @@ struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv)
 static int destroy_obj(enum compat_kind kind, void *ibv)
 {
 	switch (kind) {
-	case COMPAT_QP: return ibv_destroy_qp(ibv);
-	case COMPAT_SRQ: return ibv_destroy_srq(ibv);
+	case COMPAT_QP:
+		compat_qp_drop_events(to_cqp(ibv));
+		return ibv_destroy_qp(ibv);
+	case COMPAT_SRQ:
+		compat_srq_drop_events(to_csrq(ibv));
+		return ibv_destroy_srq(ibv);
 	case COMPAT_AH: return ibv_destroy_ah(ibv);
 	case COMPAT_MR: return ibv_dereg_mr(ibv);
-	case COMPAT_CQ: return ibv_destroy_cq(ibv);
+	case COMPAT_CQ:
+		compat_cq_drop_events(to_ccq(ibv));
+		return ibv_destroy_cq(ibv);
 	case COMPAT_CHANNEL: return ibv_destroy_comp_channel(ibv);
 	case COMPAT_PD: return ibv_dealloc_pd(ibv);
 	default: return EINVAL;

@@ -215,6 +215,9 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	if (droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
 		return -1;
 	c = ctx;
+	pthread_mutex_lock(&c->ibv.mutex);
+	c->comp_got++;
+	pthread_mutex_unlock(&c->ibv.mutex);
 	*cq = &c->ibv;
 	*cq_context = c->ibv.cq_context;
 	return 0;
@@ -439,6 +442,9 @@ static enum ev_kind ev_kind(enum ibv_event_type t)
 int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct droce_async_event e;
+	struct compat_cq *c;
+	struct compat_qp *q;
+	struct compat_srq *s;
 
 	if (droce_get_async_event(to_cctx(context)->d, &e) != 0)
 		return -1;
@@ -446,13 +452,19 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	event->event_type = e.event_type;
 	switch (ev_kind(e.event_type)) {
 	case EV_CQ:
-		event->element.cq = &((struct compat_cq *)e.element.cq->cq_context)->ibv;
+		c = e.element.cq->cq_context;
+		__atomic_fetch_add(&c->async_got, 1, __ATOMIC_RELAXED);
+		event->element.cq = &c->ibv;
 		break;
 	case EV_QP:
-		event->element.qp = &((struct compat_qp *)e.element.qp->qp_context)->ibvx.qp_base;
+		q = e.element.qp->qp_context;
+		__atomic_fetch_add(&q->async_got, 1, __ATOMIC_RELAXED);
+		event->element.qp = &q->ibvx.qp_base;
 		break;
 	case EV_SRQ:
-		event->element.srq = &((struct compat_srq *)e.element.srq->srq_context)->ibv;
+		s = e.element.srq->srq_context;
+		__atomic_fetch_add(&s->async_got, 1, __ATOMIC_RELAXED);
+		event->element.srq = &s->ibv;
 		break;
 	case EV_PORT:
 		event->element.port_num = e.element.port_num;
@@ -463,6 +475,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	return 0;
 }
 
+/* Each ack also counts in the ibv_ struct's events field, as libibverbs does. */
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
 	struct droce_async_event e = { .event_type = event->event_type };
@@ -470,12 +483,16 @@ void ibv_ack_async_event(struct ibv_async_event *event)
 	switch (ev_kind(event->event_type)) {
 	case EV_CQ:
 		e.element.cq = to_ccq(event->element.cq)->d;
+		__atomic_fetch_add(&event->element.cq->async_events_completed, 1,
+				   __ATOMIC_RELAXED);
 		break;
 	case EV_QP:
 		e.element.qp = to_cqp(event->element.qp)->d;
+		__atomic_fetch_add(&event->element.qp->events_completed, 1, __ATOMIC_RELAXED);
 		break;
 	case EV_SRQ:
 		e.element.srq = to_csrq(event->element.srq)->d;
+		__atomic_fetch_add(&event->element.srq->events_completed, 1, __ATOMIC_RELAXED);
 		break;
 	case EV_PORT:
 		e.element.port_num = event->element.port_num;
@@ -484,4 +501,52 @@ void ibv_ack_async_event(struct ibv_async_event *event)
 		break;
 	}
 	droce_ack_async_event(&e);
+}
+
+/* ---- Events the application got but never acked (forced destroy: close, exit) ---- */
+
+static void drop_async(enum ibv_event_type type, void *elem, unsigned int n)
+{
+	struct droce_async_event e = { .event_type = type };
+
+	if (type == IBV_EVENT_CQ_ERR)
+		e.element.cq = elem;
+	else if (type == IBV_EVENT_SRQ_ERR)
+		e.element.srq = elem;
+	else
+		e.element.qp = elem;
+	while (n-- > 0)
+		droce_ack_async_event(&e);
+}
+
+void compat_cq_drop_events(struct compat_cq *c)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&c->ibv.mutex);
+	n = c->comp_got - c->ibv.comp_events_completed;
+	pthread_mutex_unlock(&c->ibv.mutex);
+	if (n > 0)
+		ibv_ack_cq_events(&c->ibv, n);
+	n = __atomic_load_n(&c->async_got, __ATOMIC_RELAXED) - c->ibv.async_events_completed;
+	drop_async(IBV_EVENT_CQ_ERR, c->d, n);
+	c->ibv.async_events_completed += n;
+}
+
+void compat_qp_drop_events(struct compat_qp *q)
+{
+	struct ibv_qp *qp = &q->ibvx.qp_base;
+	unsigned int n = __atomic_load_n(&q->async_got, __ATOMIC_RELAXED) - qp->events_completed;
+
+	drop_async(IBV_EVENT_QP_FATAL, q->d, n);
+	qp->events_completed += n;
+}
+
+void compat_srq_drop_events(struct compat_srq *s)
+{
+	unsigned int n = __atomic_load_n(&s->async_got, __ATOMIC_RELAXED) -
+			 s->ibv.events_completed;
+
+	drop_async(IBV_EVENT_SRQ_ERR, s->d, n);
+	s->ibv.events_completed += n;
 }

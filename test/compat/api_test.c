@@ -14,8 +14,9 @@
  *   a comp_mask or send op droce lacks, ibv_reg_mr_iova with another iova, ibv_wr_bind_mw,
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
  * - ibv_close_device() with objects still open succeeds (as libibverbs) and frees them;
- * - with "exit-open": exiting with devices open and a QP connected exits 0, and (sanitizer
- *   build) leaves nothing allocated: the drop-in closes them at exit.
+ * - with "exit-open": exiting with devices open, a QP connected, a completion event and an
+ *   async event got and never acked exits 0 (droce's destroys wait for acks: the drop-in
+ *   acks them at close) and (sanitizer build) leaves nothing allocated.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -238,6 +239,38 @@ static void test_async_event(void)
 	printf("ibv_get_async_event: LAST_WQE_REACHED names the application's QP\n");
 }
 
+/* Events got and never acked, objects left: what exit-open leaves to the drop-in's close. */
+static void leave_unacked_events(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = { .send_cq = ep[0].cq, .recv_cq = ep[0].cq,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_sge s = { (uintptr_t)ep[0].buf, 16, ep[0].mr->lkey };
+	struct ibv_send_wr w = { .wr_id = 21, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_async_event ev;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	w.wr.rdma.rkey = ep[1].mr->rkey;
+	w.wr.rdma.remote_addr = (uintptr_t)ep[1].buf;
+	CHECK_EQ(ibv_req_notify_cq(ep[0].cq, 0), 0);
+	CHECK_EQ(ibv_post_send(ep[0].qp, &w, &bad), 0);
+	CHECK_EQ(ibv_get_cq_event(ep[0].ch, &cq, &cq_ctx), 0);		/* not acked */
+	qa.srq = ibv_create_srq(ep[0].pd, &sa);
+	CHECK(qa.srq != NULL);
+	qa.qp_context = &qa;
+	ep[0].qp = ibv_create_qp(ep[0].pd, &qa);
+	CHECK(ep[0].qp != NULL);
+	CHECK_EQ(ibv_modify_qp(ep[0].qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       IBV_QP_ACCESS_FLAGS), 0);
+	q.qp_state = IBV_QPS_ERR;
+	CHECK_EQ(ibv_modify_qp(ep[0].qp, &q, IBV_QP_STATE), 0);
+	CHECK_EQ(ibv_get_async_event(ep[0].ctx, &ev), 0);		/* not acked */
+	CHECK(ev.element.qp == ep[0].qp);
+}
+
 static void test_unsupported(struct ibv_device *dev)
 {
 	struct ibv_cq_init_attr_ex cqa = { .cqe = 8 };
@@ -305,14 +338,15 @@ int main(int argc, char **argv)
 	CHECK(list != NULL);
 	CHECK(n >= 2);
 	if (argc > 1 && strcmp(argv[1], "exit-open") == 0) {
-		/* A program that exits with its devices open and a QP connected: the drop-in
-		 * closes them at exit, releasing every object (LeakSanitizer, in the sanitizer
-		 * build, finds none) and stopping the engine; the process exits 0. */
+		/* A program that exits with its devices open, a QP connected and events never
+		 * acked: the drop-in closes them at exit, releasing every object (LeakSanitizer,
+		 * in the sanitizer build, finds none) and stopping the engine; exit status 0. */
 		open_ep(&ep[0], list[0], 1);
 		open_ep(&ep[1], list[1], 0);
 		connect(&ep[0], &ep[1]);
 		connect(&ep[1], &ep[0]);
 		test_channel();
+		leave_unacked_events();
 		ibv_free_device_list(list);	/* the program's own; the rest is left open */
 		printf("exit with both devices open\n");
 		return 0;
