@@ -27,6 +27,7 @@ static struct {
 	int n_dev;
 	int n_open;			/**< contexts the application has open */
 	TAILQ_HEAD(, compat_ctx) ctxs;	/**< those contexts (closed at exit) */
+	pid_t pid;			/**< the process that opened them */
 	pthread_t driver;		/**< inline engine only */
 	bool driver_run;
 	bool inline_engine;		/**< set before the first context is returned */
@@ -362,6 +363,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	fill_context(c, device);
 	pthread_mutex_lock(&g.lock);
 	TAILQ_INSERT_TAIL(&g.ctxs, c, next);
+	g.pid = getpid();
 	pthread_mutex_unlock(&g.lock);
 	return &c->vctx.context;
 }
@@ -388,12 +390,15 @@ int ibv_close_device(struct ibv_context *context)
  * A program that exits with contexts open: close them, releasing their objects, as the kernel
  * does for libibverbs when the process's files close; the last close stops the driver thread
  * and the engine before DPDK goes away. A context that cannot close (droce says why) is left,
- * and the driver thread is stopped anyway.
+ * and the driver thread is stopped anyway. Only in the process that opened them: a forked
+ * child that exits must not stop its parent's engine (its memory may be shared).
  */
 __attribute__((destructor)) static void compat_fini(void)
 {
 	struct compat_ctx *c;
 
+	if (g.pid != getpid())
+		return;
 	for (;;) {
 		pthread_mutex_lock(&g.lock);
 		c = TAILQ_FIRST(&g.ctxs);
