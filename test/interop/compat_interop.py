@@ -40,7 +40,7 @@ BW_TX_DEPTH = 8
 # 128, droce accepts at most its max_qp_rd_atom (16), so
 # READ and ATOMIC runs fail "Failed to modify QP to RTS" unless both sides are told -o.
 OUT_READS = 16
-# Rarely (2 of 48 runs once, none in the next 72) a run with droce as the requester ends in
+# Rarely (2 of 48 runs once, none in the 132 since) a run with droce as the requester ends in
 # "transport retry counter exceeded" (IBV_WC_RETRY_EXC_ERR) against rxe in the TCG guest; not
 # understood yet (doc/compat.md). Such a run is retried once and logged FLAKY.
 RETRY_RE = re.compile(r"retry counter exceeded|Failed status 12")
