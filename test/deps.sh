@@ -7,7 +7,8 @@
 set -euo pipefail
 
 pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk-dev libibverbs-dev libisal-dev libpcap-dev
-      zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev "$@")
+      zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev
+      ibverbs-utils perftest "$@")   # ibverbs-utils, perftest: test/compat (unmodified tools)
 
 missing=()
 for p in "${pkgs[@]}"; do

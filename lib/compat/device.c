@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Devices and contexts: discovery from DROCE_CONFIG (through droce_get_device_list(): no
+ * sysfs, no kernel), ibv_open_device() filling the ops the inline verbs call, and the driver
+ * thread that runs an inline engine for programs that never call droce_engine_poll().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compat_private.h"
+#include "droce_engine.h"
+
+#undef ibv_get_device_list
+#undef ibv_query_port
+
+/* Devices are made once and kept: droce's devices live as long as the process. */
+static struct {
+	pthread_mutex_t lock;
+	struct compat_device *dev;
+	int n_dev;
+	int n_open;			/**< contexts the application has open */
+	TAILQ_HEAD(, compat_ctx) ctxs;	/**< those contexts (closed at exit) */
+	pid_t pid;			/**< the process that opened them */
+	pthread_t driver;		/**< inline engine only */
+	bool driver_run;
+	bool inline_engine;		/**< set before the first context is returned */
+	uint64_t app_poll_ns;		/**< last time an application thread drove the engine */
+	struct droce_context *driver_ctx;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .ctxs = TAILQ_HEAD_INITIALIZER(g.ctxs) };
+
+static void fill_device(struct compat_device *cd, struct droce_device *d, int index)
+{
+	cd->d = d;
+	cd->ibv.node_type = IBV_NODE_CA;
+	cd->ibv.transport_type = IBV_TRANSPORT_IB;	/* RoCE is the IB transport */
+	snprintf(cd->ibv.name, sizeof(cd->ibv.name), "%s", droce_get_device_name(d));
+	snprintf(cd->ibv.dev_name, sizeof(cd->ibv.dev_name), "uverbs%d", index);
+	/* No sysfs: paths that do not exist, so ibv_read_sysfs_file() on them fails cleanly. */
+	snprintf(cd->ibv.dev_path, sizeof(cd->ibv.dev_path), "/nonexistent/droce/%s",
+		 cd->ibv.dev_name);
+	snprintf(cd->ibv.ibdev_path, sizeof(cd->ibv.ibdev_path), "/nonexistent/droce/%s",
+		 cd->ibv.name);
+}
+
+static int discover_locked(void)
+{
+	const char *cfg = getenv("DROCE_CONFIG");
+	struct droce_device **list;
+	int i, n = 0;
+
+	if (g.dev != NULL)
+		return 0;
+	list = droce_get_device_list(&n);
+	if (list == NULL || n == 0) {
+		COMPAT_MSG("no droce device from %s%s: %s (see doc/compat.md)",
+			   cfg != NULL && cfg[0] != '\0' ? "DROCE_CONFIG=" : "the embedded default",
+			   cfg != NULL && cfg[0] != '\0' ? cfg : "",
+			   list == NULL ? "the configuration could not be used" :
+			   "it has no [device] section");
+		droce_free_device_list(list);
+		return list == NULL ? errno : ENODEV;
+	}
+	g.dev = calloc((size_t)n, sizeof(*g.dev));
+	if (g.dev == NULL) {
+		droce_free_device_list(list);
+		return ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		fill_device(&g.dev[i], list[i], i);
+	g.n_dev = n;
+	droce_free_device_list(list);
+	return 0;
+}
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list = NULL;
+	int i, rc;
+
+	pthread_mutex_lock(&g.lock);
+	rc = discover_locked();
+	if (rc == 0) {
+		list = calloc((size_t)g.n_dev + 1, sizeof(*list));
+		rc = list == NULL ? ENOMEM : 0;
+		for (i = 0; list != NULL && i < g.n_dev; i++)
+			list[i] = &g.dev[i].ibv;
+	}
+	if (num_devices != NULL)
+		*num_devices = list != NULL ? g.n_dev : 0;
+	pthread_mutex_unlock(&g.lock);
+	if (list == NULL)
+		errno = rc;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return droce_get_device_guid(compat_container_of(device, struct compat_device, ibv)->d);
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	return (int)(compat_container_of(device, struct compat_device, ibv) - g.dev);
+}
+
+/*
+ * The inline engine (an [engine] without lcores, as the vhost configurations): the tools never
+ * call droce_engine_poll(), so two things drive it. A thread that polls an empty CQ runs one
+ * engine iteration itself (compat_engine_kick()): a ping-pong's busy poll then moves its own
+ * frames without a second thread competing for the core. A driver thread covers the times no
+ * application thread polls (a perftest server waiting on its TCP socket, ibv_get_cq_event()):
+ * it stands back while the application drove the engine within the last DRIVER_BACKOFF_NS.
+ */
+#define DRIVER_IDLE_SPIN 1024	/* idle iterations before sleeping, as the engine's lcores */
+#define DRIVER_IDLE_US 20
+#define DRIVER_BACKOFF_NS 1000000
+#define DRIVER_BACKOFF_US 100
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void compat_engine_kick(struct ibv_context *context)
+{
+	if (!__atomic_load_n(&g.inline_engine, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&g.app_poll_ns, now_ns(), __ATOMIC_RELAXED);
+	droce_engine_poll(to_cctx(context)->d);
+}
+
+static void *driver_main(void *arg)
+{
+	struct droce_context *ctx = arg;
+	unsigned int idle = 0;
+
+	while (__atomic_load_n(&g.driver_run, __ATOMIC_ACQUIRE)) {
+		if (now_ns() - __atomic_load_n(&g.app_poll_ns, __ATOMIC_RELAXED) <
+		    DRIVER_BACKOFF_NS) {
+			usleep(DRIVER_BACKOFF_US);
+			continue;
+		}
+		if (droce_engine_poll(ctx) > 0)
+			idle = 0;
+		else if (++idle > DRIVER_IDLE_SPIN)
+			usleep(DRIVER_IDLE_US);
+	}
+	return NULL;
+}
+
+/* The first open starts it (with a context of its own, so the engine stays up while it runs). */
+static int driver_start_locked(struct compat_device *cd)
+{
+	if (g.n_open++ > 0 || !droce_engine_is_inline())
+		return 0;
+	g.driver_ctx = droce_open_device(cd->d);
+	if (g.driver_ctx == NULL)
+		goto fail;
+	__atomic_store_n(&g.inline_engine, true, __ATOMIC_RELEASE);
+	g.driver_run = true;
+	if (pthread_create(&g.driver, NULL, driver_main, g.driver_ctx) == 0)
+		return 0;
+	droce_close_device(g.driver_ctx);
+fail:
+	g.driver_ctx = NULL;
+	g.n_open--;
+	return errno != 0 ? errno : EAGAIN;
+}
+
+static void driver_stop_locked(void)
+{
+	if (--g.n_open > 0 || g.driver_ctx == NULL)
+		return;
+	__atomic_store_n(&g.driver_run, false, __ATOMIC_RELEASE);
+	pthread_join(g.driver, NULL);
+	droce_close_device(g.driver_ctx);
+	g.driver_ctx = NULL;
+	__atomic_store_n(&g.inline_engine, false, __ATOMIC_RELEASE);
+}
+
+/* ---- Contexts ---- */
+
+static int compat_query_port_ex(struct ibv_context *context, uint8_t port_num,
+				struct ibv_port_attr *attr, size_t len)
+{
+	struct ibv_port_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = droce_query_port(to_cctx(context)->d, port_num, &a);
+	if (rc != 0)
+		return rc;
+	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
+	return 0;
+}
+
+static int compat_query_device_ex(struct ibv_context *context,
+				  const struct ibv_query_device_ex_input *input,
+				  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int rc;
+
+	if (input != NULL && input->comp_mask != 0)
+		return EINVAL;
+	if (attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	rc = droce_query_device(to_cctx(context)->d, &a.orig_attr);
+	if (rc != 0)
+		return rc;
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
+	return 0;
+}
+
+static void fill_context(struct compat_ctx *c, struct ibv_device *device)
+{
+	struct ibv_context *ic = &c->vctx.context;
+
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = compat_query_port_ex;
+	c->vctx.query_device_ex = compat_query_device_ex;
+	c->vctx.create_qp_ex = compat_create_qp_ex;
+	/* Left NULL, so the inline verbs return EOPNOTSUPP as libibverbs does for a provider
+	 * without them: create_cq_ex, create_srq_ex, open_qp, xrcd, flows, WQs, DM, counters. */
+	ic->device = device;
+	ic->ops.poll_cq = compat_poll_cq;
+	ic->ops.req_notify_cq = compat_req_notify_cq;
+	ic->ops.post_send = compat_post_send;
+	ic->ops.post_recv = compat_post_recv;
+	ic->ops.post_srq_recv = compat_post_srq_recv;
+	ic->cmd_fd = -1;
+	ic->async_fd = c->d->async_fd;
+	ic->num_comp_vectors = c->d->num_comp_vectors;
+	pthread_mutex_init(&ic->mutex, NULL);
+	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pthread_mutex_init(&c->obj_lock, NULL);
+	TAILQ_INIT(&c->objs);
+}
+
+void compat_obj_add(struct ibv_context *ctx, struct compat_obj *o, enum compat_kind kind,
+		    void *ibv)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+
+	o->kind = kind;
+	o->ibv = ibv;
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_INSERT_TAIL(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+}
+
+void compat_obj_del(struct ibv_context *ctx, struct compat_obj *o)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_REMOVE(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+}
+
+/* For the objects without a wrapper (AHs). @return the node, removed, or NULL. */
+struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv)
+{
+	struct compat_ctx *c = to_cctx(ctx);
+	struct compat_obj *o;
+
+	pthread_mutex_lock(&c->obj_lock);
+	TAILQ_FOREACH(o, &c->objs, next)
+		if (o->ibv == ibv)
+			break;
+	if (o != NULL)
+		TAILQ_REMOVE(&c->objs, o, next);
+	pthread_mutex_unlock(&c->obj_lock);
+	return o;
+}
+
+static int destroy_obj(enum compat_kind kind, void *ibv)
+{
+	switch (kind) {
+	case COMPAT_QP:
+		compat_qp_drop_events(to_cqp(ibv));
+		return ibv_destroy_qp(ibv);
+	case COMPAT_SRQ:
+		compat_srq_drop_events(to_csrq(ibv));
+		return ibv_destroy_srq(ibv);
+	case COMPAT_AH: return ibv_destroy_ah(ibv);
+	case COMPAT_MR: return ibv_dereg_mr(ibv);
+	case COMPAT_CQ:
+		compat_cq_drop_events(to_ccq(ibv));
+		return ibv_destroy_cq(ibv);
+	case COMPAT_CHANNEL: return ibv_destroy_comp_channel(ibv);
+	case COMPAT_PD: return ibv_dealloc_pd(ibv);
+	default: return EINVAL;
+	}
+}
+
+/* What the application left open, destroyed kind by kind (QPs before their CQs, ...). */
+static void release_objects(struct compat_ctx *c)
+{
+	struct compat_obj *o;
+	int kind;
+
+	for (kind = 0; kind < COMPAT_KIND_MAX; kind++) {
+		for (;;) {
+			pthread_mutex_lock(&c->obj_lock);
+			TAILQ_FOREACH(o, &c->objs, next)
+				if ((int)o->kind == kind)
+					break;
+			pthread_mutex_unlock(&c->obj_lock);
+			if (o == NULL || destroy_obj(o->kind, o->ibv) != 0)
+				break;	/* none left, or one that cannot go (droce says why) */
+		}
+	}
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct compat_device *cd = compat_container_of(device, struct compat_device, ibv);
+	struct compat_ctx *c;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->d = droce_open_device(cd->d);
+	if (c->d == NULL) {
+		COMPAT_MSG("cannot open %s: %s", device->name, strerror(errno));
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_lock(&g.lock);
+	rc = driver_start_locked(cd);
+	pthread_mutex_unlock(&g.lock);
+	if (rc != 0) {
+		droce_close_device(c->d);
+		free(c);
+		errno = rc;
+		return NULL;
+	}
+	fill_context(c, device);
+	pthread_mutex_lock(&g.lock);
+	TAILQ_INSERT_TAIL(&g.ctxs, c, next);
+	g.pid = getpid();
+	pthread_mutex_unlock(&g.lock);
+	return &c->vctx.context;
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	struct compat_ctx *c = to_cctx(context);
+
+	if (!TAILQ_EMPTY(&c->objs))
+		release_objects(c);
+	if (droce_close_device(c->d) != 0)
+		return -1;
+	pthread_mutex_lock(&g.lock);
+	TAILQ_REMOVE(&g.ctxs, c, next);
+	driver_stop_locked();
+	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_destroy(&context->mutex);
+	pthread_mutex_destroy(&c->obj_lock);
+	free(c);
+	return 0;
+}
+
+/*
+ * A program that exits with contexts open: close them, releasing their objects, as the kernel
+ * does for libibverbs when the process's files close; the last close stops the driver thread
+ * and the engine before DPDK goes away. A context that cannot close (droce says why) is left,
+ * and the driver thread is stopped anyway. Only in the process that opened them: a forked
+ * child that exits must not stop its parent's engine (its memory may be shared).
+ */
+__attribute__((destructor)) static void compat_fini(void)
+{
+	struct compat_ctx *c;
+
+	if (g.pid != getpid())
+		return;
+	for (;;) {
+		pthread_mutex_lock(&g.lock);
+		c = TAILQ_FIRST(&g.ctxs);
+		pthread_mutex_unlock(&g.lock);
+		if (c == NULL || ibv_close_device(&c->vctx.context) != 0)
+			break;
+	}
+	pthread_mutex_lock(&g.lock);
+	if (g.driver_ctx != NULL) {
+		g.n_open = 1;
+		driver_stop_locked();
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	return droce_query_device(to_cctx(context)->d, attr);
+}
+
+int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct _compat_ibv_port_attr *port_attr)
+{
+	/* libibverbs' old struct: struct ibv_port_attr up to flags (binaries built before
+	 * port_cap_flags2 pass a buffer that size; newer ones go through query_port above). */
+	return compat_query_port_ex(context, port_num, (struct ibv_port_attr *)port_attr,
+				    offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	return droce_query_gid(to_cctx(context)->d, port_num, index, gid);
+}
+
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	return droce_query_pkey(to_cctx(context)->d, port_num, index, pkey);
+}
+
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	__be16 p;
+
+	if (droce_query_pkey(to_cctx(context)->d, port_num, 0, &p) == 0 && p == pkey)
+		return 0;
+	errno = ENOENT;
+	return -1;
+}
+
+static bool gid_is_zero(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return memcmp(gid, &zero, sizeof(zero)) == 0;
+}
+
+/* Every droce GID is RoCE v2 (droce speaks no RoCE v1). @return 0, ENODATA, EINVAL. */
+int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
+				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
+
+	if (flags != 0 || entry_size < sizeof(e) || port_num > UINT8_MAX || gid_index > INT32_MAX)
+		return EINVAL;
+	if (droce_query_gid(to_cctx(context)->d, (uint8_t)port_num, (int)gid_index, &e.gid) != 0)
+		return errno == 0 ? EINVAL : errno;
+	if (gid_is_zero(&e.gid))
+		return ENODATA;
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+			     size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct ibv_port_attr pa;
+	size_t n = 0;
+	int i, rc;
+
+	if (flags != 0 || entry_size < sizeof(*entries))
+		return -EINVAL;
+	rc = compat_query_port_ex(context, 1, &pa, sizeof(pa));
+	if (rc != 0)
+		return -rc;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (n == max_entries)
+			return -EINVAL;
+		rc = _ibv_query_gid_ex(context, 1, (uint32_t)i, &entries[n], 0, sizeof(*entries));
+		if (rc == 0)
+			n++;
+		else if (rc != ENODATA)
+			return -rc;
+	}
+	return (ssize_t)n;
+}
+
+/* rdma-core's private ABI (IBVERBS_PRIVATE_34), which ibv_devinfo and perftest import. */
+enum compat_gid_type_sysfs { COMPAT_GID_SYSFS_IB_ROCE_V1, COMPAT_GID_SYSFS_ROCE_V2 };
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum compat_gid_type_sysfs *type);
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum compat_gid_type_sysfs *type)
+{
+	struct ibv_gid_entry e;
+	int rc = _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e));
+
+	if (rc == ENODATA) {	/* an empty GID: what libibverbs answers */
+		*type = COMPAT_GID_SYSFS_IB_ROCE_V1;
+		return 0;
+	}
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	*type = COMPAT_GID_SYSFS_ROCE_V2;
+	return 0;
+}
+
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+int ibv_get_sysfs_path(char *buf, size_t size);
+
+/* A plain file read, as libibverbs: droce's device paths do not exist, so this fails for them. */
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[512];
+	ssize_t len;
+	int fd;
+
+	if (size == 0 || snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	if ((size_t)len == size)
+		len--;
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int ibv_get_sysfs_path(char *buf, size_t size)
+{
+	const char *p = getenv("SYSFS_PATH");
+
+	return snprintf(buf, size, "%s", p != NULL ? p : "/sys") >= (int)size ? -1 : 0;
+}

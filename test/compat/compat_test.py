@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""Unmodified Debian verbs binaries on droce's libibverbs.so.1 (lib/compat, doc/compat.md),
+run through the build tree's droce-run wrapper.
+
+usage: compat_test.py --build DIR --config DIR MODE [options]
+
+modes
+  devices      ibv_devices and ibv_devinfo -v on the embedded default: every [device] of
+               config/default.ini is listed with its node GUID (EUI-64 of its MAC), its port
+               ACTIVE, and its GIDs (link-local from the MAC, ::ffff:IPv4) typed RoCE v2.
+  bad-config   a missing and a malformed DROCE_CONFIG: the tools fail with droce's message
+               naming the file; droce-run refuses an unreadable -c and a missing program.
+  pingpong     --tool rc|uc|ud|srq: ibv_<tool>_pingpong server and client in two processes
+               over vhost-user (config/vhost-server.ini, vhost-client.ini; hugepages
+               reserved), in both orders of start-up, with and without -e; data checked (-c).
+  perftest     --tool ib_write_bw,...|all: perftest 4.5 server and client the same way (RC;
+               also UC write, UD send, -e send, both atomics); the client must report its
+               result row with the iterations asked for and a non-zero bandwidth/latency.
+--preload LIBS (sanitizer builds): the unmodified binaries are not instrumented, so the
+instrumented drop-in needs the sanitizer runtimes loaded first: each tool runs with LD_PRELOAD
+of LIBS (comma-separated, libasan first) and --lsan-supp as LeakSanitizer suppressions.
+Exit: 0 passed, 1 failed, 77 skipped (no hugepages).
+"""
+import argparse
+import configparser
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+NR_HUGE = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+FREE_HUGE = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+HUGEPAGES = 512          # two processes of -m 256 (config/vhost-*.ini)
+SOCK_IN_INI = "/tmp/droce-vhost.sock"
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", flush=True)
+    sys.exit(1)
+
+
+def read_ini(path):
+    cp = configparser.ConfigParser(inline_comment_prefixes=(";",))
+    cp.read(path)
+    return cp
+
+
+def eui64(mac):
+    b = [int(x, 16) for x in mac.split(":")]
+    return [b[0] ^ 2, b[1], b[2], 0xff, 0xfe, b[3], b[4], b[5]]
+
+
+class Runner:
+    def __init__(self, args):
+        self.run_sh = os.path.join(args.build, "app", "droce-run", "droce-run")
+        self.config = args.config
+        # Only the tool gets the preload: droce-run (sh) and env stay uninstrumented.
+        self.pre = []
+        self.preload_env = {}
+        if args.preload:
+            self.preload_env["LD_PRELOAD"] = " ".join(args.preload.split(","))
+            supp = os.environ.get("LSAN_OPTIONS", "")
+            self.preload_env["LSAN_OPTIONS"] = (supp + ":" if supp else "") + \
+                f"suppressions={args.lsan_supp}"
+            self.pre = ["env"] + [f"{k}={v}" for k, v in self.preload_env.items()]
+        if not os.access(self.run_sh, os.X_OK):
+            fail(f"{self.run_sh} missing")
+
+    def run(self, cmd, ini=None, timeout=60):
+        env = dict(os.environ)
+        env.pop("DROCE_CONFIG", None)
+        pre = [self.run_sh] + (["-c", ini] if ini else [])
+        return subprocess.run(pre + (self.pre + cmd if cmd else []), capture_output=True, text=True, timeout=timeout,
+                              env=env)
+
+
+# ------------------------------------------------------------------ devices
+
+def mode_devices(r):
+    ini = read_ini(os.path.join(r.config, "default.ini"))
+    devs = [s.split(None, 1)[1] for s in ini.sections() if s.startswith("device ")]
+    if not devs:
+        fail("config/default.ini has no device")
+    p = r.run(["ibv_devices"])
+    if p.returncode != 0:
+        fail(f"ibv_devices exit {p.returncode}: {p.stderr}")
+    for d in devs:
+        guid = "".join(f"{x:02x}" for x in eui64(ini[f"device {d}"]["mac"]))
+        if not re.search(rf"^\s+{d}\s+{guid}\s*$", p.stdout, re.M):
+            fail(f"ibv_devices does not list {d} with GUID {guid}:\n{p.stdout}")
+    print(f"ibv_devices: {', '.join(devs)} with their GUIDs")
+    p = r.run(["ibv_devinfo", "-v"])
+    if p.returncode != 0:
+        fail(f"ibv_devinfo -v exit {p.returncode}: {p.stderr}")
+    blocks = re.split(r"^hca_id:\t", p.stdout, flags=re.M)[1:]
+    if sorted(b.split("\n", 1)[0] for b in blocks) != sorted(devs):
+        fail(f"ibv_devinfo -v devices {[b.split()[0] for b in blocks]} != {devs}")
+    for b in blocks:
+        d = b.split("\n", 1)[0]
+        sec = ini[f"device {d}"]
+        e = eui64(sec["mac"])
+        guid = ":".join(f"{e[i]:02x}{e[i + 1]:02x}" for i in range(0, 8, 2))
+        ll = "fe80::" + ":".join(f"{(e[i] << 8) | e[i + 1]:x}" for i in range(0, 8, 2))
+        want = [rf"node_guid:\s+{guid}", r"state:\s+PORT_ACTIVE", r"link_layer:\s+Ethernet",
+                rf"GID\[\s*0\]:\s+{re.escape(ll)}, RoCE v2",
+                rf"GID\[\s*1\]:\s+::ffff:{re.escape(sec['ipv4'])}, RoCE v2",
+                r"max_qp:\s+[1-9]", r"active_mtu:\s+\d+"]
+        for w in want:
+            if not re.search(w, b):
+                fail(f"ibv_devinfo -v {d}: no /{w}/ in:\n{b}")
+    print(f"ibv_devinfo -v: {len(blocks)} devices, GUIDs, ports ACTIVE, GIDs RoCE v2")
+    return 0
+
+
+def mode_bad_config(r):
+    with tempfile.TemporaryDirectory() as tmp:
+        missing = os.path.join(tmp, "missing.ini")
+        bad = os.path.join(tmp, "bad.ini")
+        with open(bad, "w") as f:
+            f.write("[device x]\nring_pair = a\nbogus_key = 1\n")
+        for path, what in [(missing, "missing"), (bad, "malformed")]:
+            env = dict(os.environ, DROCE_CONFIG=path,
+                       LD_LIBRARY_PATH=os.path.dirname(r.run_sh) + "/../../lib/compat",
+                       **r.preload_env)
+            for tool in (["ibv_devices"], ["ibv_devinfo"]):
+                p = subprocess.run(tool, capture_output=True, text=True, timeout=30, env=env)
+                msg = f"droce libibverbs: no droce device from DROCE_CONFIG={path}"
+                if p.returncode == 0 or msg not in p.stderr:
+                    fail(f"{tool[0]} with a {what} DROCE_CONFIG: exit {p.returncode}, "
+                         f"stderr {p.stderr!r}")
+            print(f"{what} DROCE_CONFIG: ibv_devices/ibv_devinfo fail with droce's message")
+        p = r.run(["ibv_devices"], ini=missing)
+        if p.returncode != 2 or "cannot read configuration" not in p.stderr:
+            fail(f"droce-run -c missing: exit {p.returncode} {p.stderr!r}")
+        p = r.run([])
+        if p.returncode != 2 or "usage" not in p.stderr:
+            fail(f"droce-run without a program: exit {p.returncode} {p.stderr!r}")
+        print("droce-run: unreadable -c and no program refused (exit 2)")
+    return 0
+
+
+# ------------------------------------------------------------------ two processes
+
+def hugepages():
+    try:
+        nr, free = (int(open(f).read()) for f in (NR_HUGE, FREE_HUGE))
+        if free < HUGEPAGES:
+            with open(NR_HUGE, "w") as f:
+                f.write(f"{nr + HUGEPAGES - free}\n")
+        return int(open(FREE_HUGE).read()) >= HUGEPAGES
+    except OSError:
+        return False
+
+
+class Pair:
+    """Two droce processes over one vhost-user socket of their own."""
+
+    def __init__(self, r, tmp):
+        self.r = r
+        self.sock = os.path.join(tmp, "vhost.sock")
+        self.ini = {}
+        for role, name in (("server", "vhost-server.ini"), ("client", "vhost-client.ini")):
+            with open(os.path.join(r.config, name)) as f:
+                text = f.read().replace(SOCK_IN_INI, self.sock)
+            self.ini[role] = os.path.join(tmp, name)
+            with open(self.ini[role], "w") as f:
+                f.write(text)
+        cs = read_ini(self.ini["server"])
+        cc = read_ini(self.ini["client"])
+        self.dev = {"server": [s.split()[1] for s in cs.sections() if s.startswith("device")][0],
+                    "client": [s.split()[1] for s in cc.sections() if s.startswith("device")][0]}
+        # droce's GIDs: 0 link-local, 1 the IPv4 address (doc/api.md).
+        self.gid_index = 1
+
+    def run(self, server_cmd, client_cmd, timeout=90):
+        """The tool's server on the vhost-user backend (it creates the socket), then its client
+        on the frontend; @DEV@ and @PORT@ in the commands are replaced. The client is retried
+        while the server's TCP listener is not up yet. @return ((rc, out), (rc, out))."""
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        port = str(random.randint(20000, 40000))
+        env = dict(os.environ)
+        env.pop("DROCE_CONFIG", None)
+
+        def cmd(role, args):
+            return [self.r.run_sh, "-c", self.ini[role]] + self.r.pre + [
+                a.replace("@DEV@", self.dev[role]).replace("@PORT@", port) for a in args]
+        p1 = subprocess.Popen(cmd("server", server_cmd), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env)
+        deadline = time.time() + 20
+        while not os.path.exists(self.sock) and time.time() < deadline and p1.poll() is None:
+            time.sleep(0.05)
+        rc2, out2 = -1, "server never created the vhost-user socket"
+        while os.path.exists(self.sock) and time.time() < deadline + timeout:
+            try:
+                p2 = subprocess.run(cmd("client", client_cmd), capture_output=True, text=True,
+                                    timeout=timeout, env=env)
+                rc2, out2 = p2.returncode, p2.stdout + p2.stderr
+            except subprocess.TimeoutExpired as e:
+                rc2, out2 = -1, f"timeout: {e.stdout}{e.stderr}"
+            if rc2 == 0 or not re.search(r"[Cc]ouldn't connect|[Uu]nable to (connect|open)",
+                                         out2) or p1.poll() is not None:
+                break
+            time.sleep(0.3)
+        try:
+            out1, _ = p1.communicate(timeout=30 if rc2 == 0 else 3)
+        except subprocess.TimeoutExpired:
+            p1.kill()
+            out1, _ = p1.communicate()
+            out1 = "timeout: " + out1
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        return (p1.returncode, out1), (rc2, out2)
+
+
+PP_RESULT = re.compile(r"^(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter$", re.M)
+
+
+def mode_pingpong(r, args, tmp):
+    pair = Pair(r, tmp)
+    for tool in args.tool.split(","):
+        iters = args.iters
+        for extra in ([], ["-e"]):
+            base = [f"ibv_{tool}_pingpong", "-d", "@DEV@", "-g", str(pair.gid_index),
+                    "-p", "@PORT@", "-n", str(iters), "-c"] + extra
+            if tool == "ud":
+                base += ["-s", "1024"]     # UD: one packet, at most the active MTU (1024)
+            (rc1, o1), (rc2, o2) = pair.run(base, base + ["127.0.0.1"])
+            name = " ".join([f"ibv_{tool}_pingpong"] + extra)
+            if rc1 != 0 or rc2 != 0:
+                fail(f"{name}: server exit {rc1}, client exit {rc2}\n--- server\n{o1}"
+                     f"\n--- client\n{o2}")
+            for who, o in (("server", o1), ("client", o2)):
+                m = PP_RESULT.search(o)
+                if not m or int(m.group(1)) != iters:
+                    fail(f"{name} {who}: no '{iters} iters' result:\n{o}")
+            print(f"{name}: {iters} iters both sides, "
+                  f"{PP_RESULT.search(o2).group(3)} usec/iter (client)", flush=True)
+    return 0
+
+
+# perftest's result lines: bandwidth "bytes iters peak avg msgrate", latency "bytes iters
+# t_min t_max t_typical t_avg ...".
+PERF_ROW = re.compile(r"^\s*#bytes.*\n\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                      r"(?:\s+([\d.]+))?", re.M)
+PERF_CASES = {
+    "ib_write_bw": [[], ["-c", "UC"]],
+    "ib_read_bw": [[]],
+    "ib_send_bw": [[], ["-c", "UD"], ["-e"]],
+    "ib_atomic_bw": [["-A", "CMP_AND_SWAP"], ["-A", "FETCH_AND_ADD"]],
+    "ib_write_lat": [[]],
+    "ib_read_lat": [[]],
+    "ib_send_lat": [[], ["-c", "UD"]],
+}
+
+
+def mode_perftest(r, args, tmp):
+    """Each tool's server and client between the two processes; the client's result row
+    must report the iterations asked for and a non-zero bandwidth (bw) or average latency
+    (lat)."""
+    if r.pre:
+        # perftest 4.5 does not free what it allocates (its parameters, the device list):
+        # LeakSanitizer would report the tool, not droce. ASan and UBSan still check the run;
+        # the drop-in's own leaks are checked by the pingpongs and compat_api_test.
+        r.pre.append("ASAN_OPTIONS=" + os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    pair = Pair(r, tmp)
+    tools = list(PERF_CASES) if args.tool == "all" else args.tool.split(",")
+    for tool in tools:
+        for extra in PERF_CASES[tool]:
+            cmd = [tool, "-d", "@DEV@", "-x", str(pair.gid_index), "-p", "@PORT@",
+                   "-n", str(args.iters), "-F"] + extra
+            (rc1, o1), (rc2, o2) = pair.run(cmd, cmd + ["127.0.0.1"])
+            name = " ".join([tool] + extra)
+            if rc1 != 0 or rc2 != 0:
+                fail(f"{name}: server exit {rc1}, client exit {rc2}\n--- server\n{o1}"
+                     f"\n--- client\n{o2}")
+            m = PERF_ROW.search(o2)
+            if not m or int(m.group(2)) != args.iters:
+                fail(f"{name}: no result row with {args.iters} iterations:\n{o2}")
+            if tool.endswith("_bw"):
+                value, what = float(m.group(4)), "MB/s average"
+            else:
+                value, what = float(m.group(6) or 0), "usec average"
+            if value <= 0:
+                fail(f"{name}: {what} is {value}:\n{o2}")
+            print(f"{name}: {m.group(1)} B x {m.group(2)}: {value} {what}", flush=True)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest"])
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--tool", default="rc")
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--preload", default="")
+    ap.add_argument("--lsan-supp", default="")
+    args = ap.parse_args()
+    r = Runner(args)
+    need = {"devices": ["ibv_devices", "ibv_devinfo"], "bad-config": ["ibv_devices"],
+            "pingpong": [f"ibv_{t}_pingpong" for t in args.tool.split(",")],
+            "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(",")}
+    missing = [t for t in need[args.mode] if shutil.which(t) is None]
+    if missing:
+        fail(f"{', '.join(missing)} not installed (test/deps.sh installs ibverbs-utils, perftest)")
+    if args.mode == "devices":
+        return mode_devices(r)
+    if args.mode == "bad-config":
+        return mode_bad_config(r)
+    if not hugepages():
+        print(f"SKIP: cannot reserve {HUGEPAGES} hugepages")
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="droce-compat-") as tmp:
+        if args.mode == "pingpong":
+            return mode_pingpong(r, args, tmp)
+        return mode_perftest(r, args, tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""Unmodified verbs binaries on droce's libibverbs.so.1 (lib/compat, doc/compat.md) against
+the same unmodified binaries on Linux Soft-RoCE in a qemu guest of the rxe rig (../shared/rig):
+droce-run on the rig's host endpoint (config/rig.ini at rig MTU 1500, IB MTU 1024;
+config/rig9000.ini at 9000, IB MTU 4096), rxe0 in guest g1. Both roles for every tool.
+
+usage: compat_interop.py [--mtu 1500,9000] [--tool LIST|all] [--only REGEX] [--list]
+                         --build DIR --rig DIR --logdir DIR
+
+tools: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw (CMP_AND_SWAP and FETCH_AND_ADD),
+ib_write_lat, ib_read_lat, ib_send_lat (perftest 4.5: -n 100 for bandwidth, -n 20 for
+latency), ibv_rc/uc/ud/srq_pingpong (-n 50 -c). A run passes when both sides exit 0 and the
+client reports its result (perftest: the result row with the iterations asked for; pingpong:
+"N iters"). Uses interop.py's rig handling in a netns of its own ("droceci"), always torn down.
+Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("DROCE_INTEROP_NS", "droceci")
+os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-droceci")
+import interop  # noqa: E402  (the rig: preflight, Rig, log, StepFailed)
+
+TOP = interop.TOP
+PORT = 18516
+BW_ITERS, LAT_ITERS, PP_ITERS = 100, 20, 50
+# At perftest's default TX depth (128 messages of 64 KiB in flight) droce as the requester
+# ended in RETRY_EXC_ERR against rxe in the TCG guest (presumably overrunning it: droce has no
+# congestion control; doc/compat.md). A small depth keeps the test about the drop-in.
+BW_TX_DEPTH = 8
+# perftest moves its QP to RTS with max_rd_atomic = the *peer's* outstanding reads: rxe offers
+# 128, droce accepts at most its max_qp_rd_atom (16), so
+# READ and ATOMIC runs fail "Failed to modify QP to RTS" unless both sides are told -o.
+OUT_READS = 16
+# Rarely (2 of 48 runs once, none in the 132 since) a run with droce as the requester ends in
+# "transport retry counter exceeded" (IBV_WC_RETRY_EXC_ERR) against rxe in the TCG guest; not
+# understood yet (doc/compat.md). Such a run is retried once and logged FLAKY.
+RETRY_RE = re.compile(r"retry counter exceeded|Failed status 12")
+PERF_ROW = re.compile(r"^\s*#bytes.*\n\s*(\d+)\s+(\d+)\s+[\d.]+", re.M)
+PP_ROW = re.compile(r"^(\d+) iters in [\d.]+ seconds", re.M)
+
+
+class Case:
+    def __init__(self, tool, extra, mtu):
+        self.tool, self.extra, self.rig_mtu = tool, extra, mtu
+        self.ib_mtu = 4096 if mtu >= 9000 else 1024
+        self.perf = tool.startswith("ib_")
+        if self.perf:
+            self.iters = BW_ITERS if tool.endswith("_bw") else LAT_ITERS
+            self.args = ["-x", "1", "-m", str(self.ib_mtu), "-n", str(self.iters), "-F",
+                         "-p", str(PORT)] + extra
+            if tool.endswith("_bw"):
+                self.args += ["-t", str(BW_TX_DEPTH)]
+            if tool in ("ib_read_bw", "ib_read_lat", "ib_atomic_bw"):
+                self.args += ["-o", str(OUT_READS)]
+        else:
+            self.iters = PP_ITERS
+            size = ["-s", str(self.ib_mtu)] if tool.endswith("ud_pingpong") else \
+                ["-m", str(self.ib_mtu)]
+            self.args = ["-g", "1", "-n", str(self.iters), "-c", "-p", str(PORT)] + size + extra
+        self.name = f"{tool}{''.join(' ' + e for e in extra)} mtu{self.ib_mtu}"
+
+    def timeout(self):
+        return 90 if self.perf else 60
+
+
+CASES = [("ib_write_bw", []), ("ib_read_bw", []), ("ib_send_bw", []),
+         ("ib_atomic_bw", ["-A", "CMP_AND_SWAP"]), ("ib_atomic_bw", ["-A", "FETCH_AND_ADD"]),
+         ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", []),
+         ("ibv_rc_pingpong", []), ("ibv_uc_pingpong", []), ("ibv_ud_pingpong", []),
+         ("ibv_srq_pingpong", [])]
+
+
+def droce_cmd(rig, case, config, dev, runner, server_ip=None):
+    return rig.nsexec(["timeout", str(case.timeout()), runner, "-c", config, case.tool,
+                       "-d", dev] + case.args + ([server_ip] if server_ip else []))
+
+
+def guest_cmd(case, server_ip=None):
+    return " ".join([case.tool, "-d", "rxe0"] + case.args + ([server_ip] if server_ip else []))
+
+
+def listening(rig, where):
+    if where == "droce":
+        p = interop.run(rig.nsexec(["ss", "-ltnH", f"sport = :{PORT}"]))
+        return bool(p.stdout.strip())
+    return rig.gx(1, f"netstat -ltn | grep -q ':{PORT} '").returncode == 0
+
+
+def wait_listening(rig, where, alive, timeout=40):
+    t_end = time.time() + timeout
+    while time.time() < t_end:
+        if listening(rig, where):
+            return True
+        if not alive():
+            return False
+        time.sleep(0.3)
+    return False
+
+
+def check_result(case, out):
+    if case.perf:
+        m = PERF_ROW.search(out)
+        return m is not None and int(m.group(2)) == case.iters
+    m = PP_ROW.search(out)
+    return m is not None and int(m.group(1)) == case.iters
+
+
+def run_droce_server(rig, case, config, runner, logf):
+    """droce-run <tool> as server on the host endpoint, the guest's tool connects to the
+    bridge address (the netns kernel's TCP, doc/interop.md)."""
+    with open(logf, "w") as f:
+        p = subprocess.Popen(droce_cmd(rig, case, config, "rig0", runner), stdout=f,
+                             stderr=subprocess.STDOUT, cwd=TOP)
+    try:
+        if not wait_listening(rig, "droce", lambda: p.poll() is None):
+            return f"droce server not listening: {open(logf).read()[-600:]}"
+        g = rig.gx(1, "timeout %d %s" % (case.timeout(), guest_cmd(case, interop.BR_IP)),
+                   timeout=case.timeout() + 5)
+        g_out = g.stdout + g.stderr
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            rc = None
+        d_out = open(logf).read()
+        with open(logf, "a") as f:
+            f.write(f"\n--- guest client (exit {g.returncode})\n{g_out}")
+        if g.returncode != 0 or rc != 0:
+            return f"droce exit {rc}, guest exit {g.returncode}: {d_out[-400:]} | {g_out[-400:]}"
+        if not check_result(case, g_out):
+            return f"guest client reports no result: {g_out[-600:]}"
+        return None
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def run_guest_server(rig, case, config, runner, logf):
+    glog = "/tmp/compat-g1.log"
+    rig.gx(1, f"rm -f {glog}; (timeout {case.timeout()} {guest_cmd(case)} > {glog} 2>&1; "
+              f"echo exit=$? >> {glog}) >/dev/null 2>&1 &")
+
+    def g_output():
+        return rig.gx(1, f"cat {glog} 2>/dev/null").stdout
+    try:
+        if not wait_listening(rig, "guest", lambda: "exit=" not in g_output()):
+            return f"guest server not listening: {g_output()[-600:]}"
+        p = subprocess.run(droce_cmd(rig, case, config, "rig0", runner, "10.47.0.1"),
+                           capture_output=True, text=True, timeout=case.timeout() + 10,
+                           cwd=TOP)
+        d_out = p.stdout + p.stderr
+        t_end, g_out = time.time() + 20, ""
+        while time.time() < t_end:
+            g_out = g_output()
+            if "exit=" in g_out:
+                break
+            time.sleep(0.5)
+        with open(logf, "w") as f:
+            f.write(f"{d_out}\n--- guest server\n{g_out}")
+        m = re.search(r"^exit=(\d+)$", g_out, re.M)
+        g_rc = int(m.group(1)) if m else None
+        if p.returncode != 0 or g_rc != 0:
+            return f"droce exit {p.returncode}, guest exit {g_rc}: {d_out[-400:]} | {g_out[-400:]}"
+        if not check_result(case, d_out):
+            return f"droce client reports no result: {d_out[-600:]}"
+        return None
+    finally:
+        rig.gx(1, f"killall {case.tool} 2>/dev/null; true")
+
+
+def run_cycle(args, mtu, cases, logdir):
+    rig = interop.Rig(os.path.abspath(args.rig), 1, mtu)
+    config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+    runner = os.path.join(args.build, "app", "droce-run", "droce-run")
+    passed = failed = 0
+    try:
+        rig.up()
+        for case in cases:
+            for role, fn in (("server", run_droce_server), ("client", run_guest_server)):
+                name = f"{case.name} droce={role}"
+                logf = os.path.join(logdir, re.sub(r"[^\w.=-]+", "_", name) + ".log")
+                t0 = time.time()
+                err = fn(rig, case, config, runner, logf)
+                if err is not None and RETRY_RE.search(err):
+                    # droce <-> rxe under TCG: see RETRY_RE. Logged, retried once.
+                    interop.log(f"[FLAKY] {name}: {err.splitlines()[-1][:200]}; retrying")
+                    os.replace(logf, logf + ".first")
+                    err = fn(rig, case, config, runner, logf)
+                dt = time.time() - t0
+                if err is None:
+                    passed += 1
+                    interop.log(f"[PASS] {name} ({dt:.1f} s)")
+                else:
+                    failed += 1
+                    interop.log(f"[FAIL] {name} ({dt:.1f} s): {err}")
+    except interop.StepFailed as e:
+        interop.log(f"[FAIL] rig MTU {mtu}: {e}")
+        failed += 1
+    finally:
+        rig.down()
+    return passed, failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--rig", required=True)
+    ap.add_argument("--logdir", required=True)
+    ap.add_argument("--mtu", default="1500,9000")
+    ap.add_argument("--tool", default="all")
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    mtus = [int(m) for m in args.mtu.split(",")]
+    tools = None if args.tool == "all" else set(args.tool.split(","))
+    plan = {m: [c for c in (Case(t, e, m) for t, e in CASES)
+                if (tools is None or c.tool in tools)
+                and (args.only is None or re.search(args.only, c.name))] for m in mtus}
+    if args.list:
+        for m in mtus:
+            for c in plan[m]:
+                print(f"{c.name} (rig MTU {m}): droce=server, droce=client")
+        return 0
+    runner = os.path.join(args.build, "app", "droce-run", "droce-run")
+    if not os.access(runner, os.X_OK):
+        interop.log(f"[FAIL] {runner} missing")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
+    try:
+        interop.preflight(os.path.abspath(args.rig))
+    except interop.StepFailed as e:
+        interop.log(f"[FAIL] {e}")
+        return 1
+    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + "-compat")
+    os.makedirs(logdir, exist_ok=True)
+    t0, passed, failed = time.time(), 0, 0
+    for m in mtus:
+        if plan[m]:
+            p, f = run_cycle(args, m, plan[m], logdir)
+            passed, failed = passed + p, failed + f
+    interop.log(f"compat interop: {passed} passed, {failed} failed ({time.time() - t0:.0f} s); "
+                f"logs in {logdir}")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
