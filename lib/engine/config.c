@@ -14,9 +14,11 @@
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
- *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_seed = S
+ *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_delay = N, fault_corrupt = N,
+ *   fault_delay_us = US, fault_seed = S
  *                            fault injection on every device's RoCE TX path, per mille of
- *                            frames (0: off, the default), PRNG seed S (fault.c; for tests)
+ *                            frames (0: off, the default), delayed frames held US
+ *                            microseconds (100), PRNG seed S (fault.c; for tests)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -127,6 +129,12 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 1000, &c->fault_dup);
 	if (strcmp(k, "fault_reorder") == 0)
 		return parse_uint(v, 1000, &c->fault_reorder);
+	if (strcmp(k, "fault_delay") == 0)
+		return parse_uint(v, 1000, &c->fault_delay);
+	if (strcmp(k, "fault_delay_us") == 0)
+		return parse_uint(v, 1000000, &c->fault_delay_us);
+	if (strcmp(k, "fault_corrupt") == 0)
+		return parse_uint(v, 1000, &c->fault_corrupt);
 	if (strcmp(k, "fault_seed") == 0)
 		return parse_uint(v, UINT32_MAX, &c->fault_seed);
 	return -EINVAL;
@@ -145,6 +153,7 @@ int engine_config_load(struct engine_config *c)
 	c->neigh_retry_ms = 1000;
 	c->neigh_retries = 3;
 	c->neigh_reachable_s = 30;
+	c->fault_delay_us = 100;
 	for (i = 0; i < n; i++) {
 		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
 			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,

@@ -56,6 +56,9 @@ struct engine_config {
 	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
 	unsigned int fault_dup;
 	unsigned int fault_reorder;
+	unsigned int fault_delay;	/**< per mille of frames held back fault_delay_us */
+	unsigned int fault_delay_us;
+	unsigned int fault_corrupt;	/**< per mille of frames with one bit flipped */
 	unsigned int fault_seed;
 };
 
@@ -73,13 +76,20 @@ struct engine_qp {
 	uint32_t active_idx;		/**< in engine_lcore.active; UINT32_MAX: not in it */
 };
 
+#define ENGINE_FAULT_DELAYED 64	/**< frames a device may hold back for fault_delay_us */
+
 /** Fault injection on a device's transport TX path (fault.c); all zero when off. */
 struct engine_fault {
 	bool on;			/**< any probability non-zero */
-	uint16_t drop, dup, reorder;	/**< per mille */
+	uint16_t drop, dup, reorder, delay, corrupt;	/**< per mille */
 	uint64_t rng;			/**< PRNG state (seeded from fault_seed and the port) */
 	struct rte_mbuf *held;		/**< a frame held back to be sent after later ones */
 	unsigned int held_iters;	/**< iterations it has been held */
+	uint64_t delay_tsc;		/**< fault_delay_us in TSC cycles */
+	/** Delayed frames, a FIFO (same delay for all, so due in order): [head, head + n). */
+	uint16_t d_head, d_n;
+	struct rte_mbuf *delayed[ENGINE_FAULT_DELAYED];
+	uint64_t due[ENGINE_FAULT_DELAYED];	/**< TSC at which each leaves */
 };
 
 /** A multicast group of a device as the receive path sees it (mcast.c). */
@@ -189,14 +199,20 @@ struct droce_counters *engine_env_counters(struct transport_env *env, struct dro
 void engine_fault_start(struct engine_dev *edev);
 /** Free a held frame (at port stop). */
 void engine_fault_stop(struct engine_dev *edev);
-/** Transmit @p m through the faults (drop, duplicate, hold back) instead of engine_dev_tx. */
+/**
+ * Transmit @p m through the faults (drop, corrupt, duplicate, delay, hold back) instead of
+ * engine_dev_tx.
+ */
 void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m);
-/** Once per iteration, before the flush: release a frame held for a whole iteration. */
-void engine_fault_release(struct engine_dev *edev);
-static inline void engine_fault_tick(struct engine_dev *edev)
+/**
+ * Once per iteration, before the flush: release a frame held for a whole iteration and the
+ * delayed frames that are due at @p now (TSC).
+ */
+void engine_fault_release(struct engine_dev *edev, uint64_t now);
+static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 {
-	if (unlikely(edev->fault.held != NULL))
-		engine_fault_release(edev);
+	if (unlikely(edev->fault.held != NULL || edev->fault.d_n != 0))
+		engine_fault_release(edev, now);
 }
 
 /* classify.c */

@@ -67,6 +67,8 @@ extern "C" {
 	X(fault_dropped,       "frames dropped by fault injection ([engine] fault_drop)") \
 	X(fault_duplicated,    "frames duplicated by fault injection ([engine] fault_dup)") \
 	X(fault_reordered,     "frames held back behind later ones by fault injection") \
+	X(fault_delayed,       "frames delayed fault_delay_us by fault injection") \
+	X(fault_corrupted,     "frames with one bit flipped by fault injection (bad ICRC)") \
 	X(rx_bad_qkey,         "UD frames whose DETH Q_Key is not the QP's (dropped)") \
 	X(rx_no_recv_wr,       "UC/UD messages dropped: no receive WR (RQ or SRQ empty)") \
 	X(rx_ud_too_long,      "UD messages dropped: GRH + payload longer than the receive WR") \
