@@ -145,6 +145,7 @@ struct engine_lcore {
 	/* The QPs the TX step visits (loop.c): those whose doorbell rang and those the engine
 	 * touched (RX, timer, modify) until they have no TX work left. */
 	uint32_t n_active;
+	uint32_t tx_first;		/**< where in active[] the next TX step starts */
 	struct engine_qp **active;	/**< ENGINE_MAX_QPS slots */
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;

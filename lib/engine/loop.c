@@ -66,20 +66,27 @@ static bool keep_active(struct engine_qp *eq)
 	return transport_tx_pending(eq->t) || verbs_qp_cur_state(eq->qp) == IBV_QPS_ERR;
 }
 
-/* The TX work of an iteration is O(QPs with work), not O(QPs). */
+/*
+ * The TX work of an iteration is O(QPs with work), not O(QPs). Each iteration starts one QP
+ * further into the active list: when the TX buffer has room for only a few QPs' packets (a
+ * lagging port), the room goes round, and no QP starves behind the ones listed before it (a
+ * starved responder's ACKs and READ responses never leave, and its peer's retries run out).
+ */
 static unsigned int tx_qps(struct engine_lcore *lc)
 {
-	unsigned int i = 0, work = 0;
+	unsigned int i, n, first, work = 0;
 
 	verbs_owner_doorbells(&lc->owner, doorbell, lc);
+	n = lc->n_active;
+	first = n != 0 ? lc->tx_first++ % n : 0;
+	for (i = 0; i < n; i++)
+		work += tx_one(lc, lc->active[(first + i) % n]);
+	i = 0;
 	while (i < lc->n_active) {
-		struct engine_qp *eq = lc->active[i];
-
-		work += tx_one(lc, eq);
-		if (keep_active(eq))
+		if (keep_active(lc->active[i]))
 			i++;
 		else
-			engine_qp_deactivate(lc, eq);	/* the last one moves to i: visit it next */
+			engine_qp_deactivate(lc, lc->active[i]);	/* the last one moves to i */
 	}
 	return work;
 }
