@@ -39,6 +39,7 @@ extern "C" {
 	X(rx_unknown_qp,       "RoCE v2 frames for a QP number that does not exist") \
 	X(rx_qp_state,         "frames for a QP whose state does not accept them") \
 	X(rx_bad_pkey,         "frames with a P_Key the QP does not accept") \
+	X(rx_bad_addr,         "frames to an RC/UC QP from an address other than its peer's") \
 	X(rx_opcode_seq,       "frames whose opcode breaks the message sequence (dropped)") \
 	X(duplicate_request,   "duplicate requests (responder: re-ACKed or replayed)") \
 	X(out_of_sequence,     "requests past the expected PSN (responder)") \
