@@ -273,16 +273,13 @@ static void spoofed_source(void)
 	printf("WRITE with a valid R_Key from a spoofed source address: dropped, rx_bad_addr\n");
 }
 
-/* A UD QP: a datagram with the wrong Q_Key is dropped (IBA 10.2.4). */
-static void wrong_qkey(void)
+/* A QP of @p type on droce1 (not connected), its transport driven by tt_run(). */
+static struct tt_qp *raw_qp(enum ibv_qp_type type)
 {
-	struct droce_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
+	struct droce_qp_init_attr ia = { .qp_type = type,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
 	struct tt_qp *v = &tt.qps[tt.nqp++];
-	struct ibv_sge sg = { mr_va(MR_ALL, 0), 512, mr[MR_ALL]->lkey };
-	struct droce_hdr_fields h;
-	struct ibv_qp_attr a;
 
 	CHECK(tt.nqp <= TT_MAX_QP);
 	memset(&tt.cnt, 0, sizeof(tt.cnt));
@@ -297,6 +294,52 @@ static void wrong_qkey(void)
 	CHECK(v->qp != NULL);
 	v->t = transport_qp_create(v->qp);
 	CHECK(v->t != NULL);
+	return v;
+}
+
+/* UC is connected too: the same spoofed WRITE to a UC QP in RTR is dropped. */
+static void spoofed_source_uc(void)
+{
+	struct tt_qp *v = raw_qp(IBV_QPT_UC);
+	struct droce_hdr_fields h;
+	union ibv_gid other = tt.gid[0];
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	tt_modify(&tt, v, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		  IBV_QP_ACCESS_FLAGS);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x11;
+	a.rq_psn = 0x321;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = tt.gid[0];
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	tt_modify(&tt, v, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		  IBV_QP_RQ_PSN);
+	other.raw[15] ^= 0x42;
+	write_req(&h, mr_va(MR_ALL, 0), mr[MR_ALL]->rkey, 64);
+	h.opcode = DROCE_OP_UC_RDMA_WRITE_ONLY;
+	h.ackreq = 0;
+	inject(v, &h, junk, 64, &other, false);
+	EXPECT_DROP(v, IBV_QPS_RTR, rx_bad_addr);
+	printf("UC WRITE with a valid R_Key from a spoofed source address: dropped, rx_bad_addr\n");
+}
+
+/* A UD QP: a datagram with the wrong Q_Key is dropped (IBA 10.2.4). */
+static void wrong_qkey(void)
+{
+	struct tt_qp *v = raw_qp(IBV_QPT_UD);
+	struct ibv_sge sg = { mr_va(MR_ALL, 0), 512, mr[MR_ALL]->lkey };
+	struct droce_hdr_fields h;
+	struct ibv_qp_attr a;
+
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
@@ -338,6 +381,7 @@ int main(int argc, char **argv)
 	wrong_state();
 	wrong_pkey();
 	spoofed_source();
+	spoofed_source_uc();
 	wrong_qkey();
 	printf("security: every attack rejected, counted, memory untouched\n");
 	return 0;
