@@ -10,9 +10,10 @@
  * Input: byte 0 chooses the QP (type, state), byte 1 what to aim (see below), the rest is a
  * frame. The frame must pass droce_parse() (ICRC not checked: the engine has verified it
  * before the transport sees a frame); its DestQP is set to the QP's, and "aim" may set its PSN
- * to what the QP expects (the responder's ePSN, or the completer's oldest unacknowledged PSN)
- * and point its RETH/AtomicETH at one of the MRs, so that the fuzzer reaches deep states
- * without guessing 24-bit numbers.
+ * to what the QP expects (the responder's ePSN, or the completer's oldest unacknowledged PSN),
+ * point its RETH/AtomicETH at one of the MRs, set its Q_Key, and make its addresses those of
+ * the QP's peer and the QP (an RC/UC QP takes frames from its peer only), so that the fuzzer
+ * reaches deep states without guessing 24-bit numbers.
  *
  * Per input: a fresh QP on droce1 (with two receives posted, and in RTS a SEND, a WRITE, a
  * READ and an ATOMIC outstanding whose frames vanish), the frame given to transport_rx(), the
@@ -238,6 +239,10 @@ static void aim(struct droce_pkt *pkt, const struct transport_qp *t, uint8_t how
 	}
 	if (how & 0x40)
 		aim_at_mr(pkt, how);
+	if (how & 0x10) {	/* from the QP's peer to the QP: past the address check */
+		memcpy(pkt->sgid, tt.gid[0].raw, 16);
+		memcpy(pkt->dgid, tt.gid[1].raw, 16);
+	}
 	if ((how & 0x20) && (pkt->mask & DROCE_M_DETH)) {
 		struct droce_deth *d = (void *)(uintptr_t)droce_pkt_ext(pkt, DROCE_HDR_DETH);
 

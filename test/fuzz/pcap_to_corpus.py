@@ -27,7 +27,7 @@ def frames(path):
 
 # fuzz_rx.c: byte 0 = type * 5 + state (RC 0, UC 1, UD 2; RESET, INIT, RTR, RTS, ERR).
 RX_STATES = (2, 3, 4)
-RX_AIM = 0xe0       # the expected PSN, an MR (RETH/AtomicETH), the Q_Key
+RX_AIM = 0xf0       # the expected PSN, an MR (RETH/AtomicETH), the Q_Key, the peer's address
 
 
 def rx_type(fr):
