@@ -116,11 +116,7 @@ static void walk(struct droce_qp *qp, struct transport_qp *t, enum ibv_qp_type t
 	a.rq_psn = 0x100;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = tt.gid[0];
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
+	tt_av(&tt, &a.ah_attr, 0);
 	modify(qp, t, &a, ud ? IBV_QP_STATE : IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 	       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 	       (type == IBV_QPT_RC ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
@@ -168,11 +164,7 @@ static void post_sends(struct droce_qp *qp, enum ibv_qp_type type)
 
 	if (type == IBV_QPT_UD) {
 		memset(&aa, 0, sizeof(aa));
-		aa.is_global = 1;
-		aa.port_num = 1;
-		aa.grh.dgid = tt.gid[0];
-		aa.grh.sgid_index = 1;
-		aa.grh.hop_limit = 64;
+		tt_av(&tt, &aa, 0);
 		ah = droce_create_ah(tt.pd[1], &aa);
 		CHECK(ah != NULL);
 	}

@@ -316,11 +316,7 @@ static void spoofed_source_uc(void)
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = 0x11;
 	a.rq_psn = 0x321;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = tt.gid[0];
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
+	tt_av(&tt, &a.ah_attr, 0);
 	tt_modify(&tt, v, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		  IBV_QP_RQ_PSN);
 	other.raw[15] ^= 0x42;
