@@ -22,6 +22,7 @@
  * - every frame the transport sent parses (the test engine checks each, tt.h);
  * - the guard bytes around the MRs, the MR registered without remote write or atomic access
  *   and the MR of another PD are untouched (a write lands only where an R_Key allows it);
+ * - no mbuf is left behind once the QP is destroyed;
  * - nothing crashes, leaks or reads out of bounds (ASan, UBSan).
  */
 #include "../transport/tt.h"
@@ -309,6 +310,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum ibv_qp_state st;
 	struct transport_qp *t;
 	struct droce_qp *qp;
+	unsigned int mbufs = rte_mempool_in_use_count(tt.pool);
 
 	if (size < 2 || size - 2 > RTE_MBUF_DEFAULT_DATAROOM)
 		return 0;
@@ -341,5 +343,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK_EQ(droce_destroy_qp(qp), 0);
 	drain();
 	check_memory();
+	CHECK_EQ(rte_mempool_in_use_count(tt.pool), mbufs);	/* no frame kept or lost */
 	return 0;
 }
