@@ -202,9 +202,9 @@ void engine_fault_start(struct engine_dev *edev);
 void engine_fault_stop(struct engine_dev *edev);
 /**
  * Transmit @p m through the faults (drop, corrupt, duplicate, delay, hold back) instead of
- * engine_dev_tx.
+ * engine_dev_tx; @p now is the iteration's TSC (a delayed frame is due fault_delay_us later).
  */
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m);
+void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
 /**
  * Once per iteration, before the flush: release a frame held for a whole iteration and the
  * delayed frames that are due at @p now (TSC).

@@ -111,15 +111,15 @@ static struct rte_mbuf *corrupt_copy(struct engine_dev *edev, const struct rte_m
 	return c;
 }
 
-/* Queue @p m to leave delay_tsc from now; false when the queue is full. */
-static bool delay(struct engine_fault *f, struct rte_mbuf *m)
+/* Queue @p m to leave delay_tsc after @p now; false when the queue is full. */
+static bool delay(struct engine_fault *f, struct rte_mbuf *m, uint64_t now)
 {
 	unsigned int tail = (f->d_head + f->d_n) % ENGINE_FAULT_DELAYED;
 
 	if (f->d_n == ENGINE_FAULT_DELAYED)
 		return false;
 	f->delayed[tail] = m;
-	f->due[tail] = rte_get_tsc_cycles() + f->delay_tsc;
+	f->due[tail] = now + f->delay_tsc;
 	f->d_n++;
 	return true;
 }
@@ -163,7 +163,7 @@ static struct rte_mbuf *maybe_dup(struct engine_dev *edev, struct rte_mbuf *m, b
 	return copy;
 }
 
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m)
+void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 {
 	struct engine_fault *f = &edev->fault;
 	struct rte_mbuf *copy;
@@ -176,7 +176,7 @@ void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m)
 	}
 	m = maybe_corrupt(edev, m, &bad);
 	copy = maybe_dup(edev, m, bad);
-	if (chance(f, f->delay) && delay(f, m)) {
+	if (chance(f, f->delay) && delay(f, m, now)) {
 		edev->cnt.fault_delayed++;
 		m = NULL;
 	} else if (f->held == NULL && chance(f, f->reorder)) {
