@@ -16,9 +16,10 @@
  * reaches deep states without guessing 24-bit numbers.
  *
  * Per input: a fresh QP on droce1 (with two receives posted, and in RTS a SEND, a WRITE, a
- * READ and an ATOMIC outstanding whose frames vanish), the frame given to transport_rx(), the
- * transport run to quiescence and through one timeout, its completions drained, the QP
- * destroyed. Afterwards:
+ * READ and an ATOMIC outstanding whose frames vanish), the frame given to transport_rx() -
+ * and, as "aim" says, again as a duplicate and again as the next packet - the transport run
+ * to quiescence and through two timeouts, its completions drained, the QP destroyed.
+ * Afterwards:
  * - every frame the transport sent parses (the test engine checks each, tt.h);
  * - the guard bytes around the MRs, the MR registered without remote write or atomic access
  *   and the MR of another PD are untouched (a write lands only where an R_Key allows it);
@@ -269,14 +270,23 @@ static void drain(void)
 		;
 }
 
-/* The frame @p f (@p len bytes) to @p t, then the transport runs to quiescence and times out
- * once. */
-static void feed(struct transport_qp *t, const uint8_t *f, size_t len, uint8_t how)
+/* Run the test engine until nothing moves. */
+static void quiesce(void)
+{
+	while (tt_step(&tt) != 0)
+		;
+}
+
+/*
+ * The frame @p f (@p len bytes), aimed as @p how says, to @p t; its bytes as delivered into
+ * @p copy (when not NULL). @return false when it does not parse (the engine would drop it).
+ */
+static bool deliver(struct transport_qp *t, const uint8_t *f, size_t len, uint8_t how,
+		    uint8_t *copy)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
 	struct droce_pkt pkt;
 	uint8_t *d;
-	int i;
 
 	CHECK(m != NULL);
 	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
@@ -284,17 +294,38 @@ static void feed(struct transport_qp *t, const uint8_t *f, size_t len, uint8_t h
 	memcpy(d, f, len);
 	if (droce_parse_mbuf(m, DROCE_PARSE_NO_ICRC, &pkt) != DROCE_PARSE_OK) {
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	aim(&pkt, t, how);
+	if (copy != NULL)
+		memcpy(copy, d, len);
 	transport_rx(&tt.env, t, m, &pkt);
+	quiesce();
+	return true;
+}
+
+/*
+ * The frame to @p t; with @p how 0x08 then again as it was delivered (a duplicate), with 0x04
+ * again at the next expected PSN (the next packet of a message); then the transport runs to
+ * quiescence and through two timeouts.
+ */
+static void feed(struct transport_qp *t, const uint8_t *f, size_t len, uint8_t how)
+{
+	uint8_t sent[RTE_MBUF_DEFAULT_DATAROOM];
+	int i;
+
+	if (!deliver(t, f, len, how, sent))
+		return;
+	if (how & 0x08)
+		deliver(t, sent, len, how & 0x10, NULL);
+	if (how & 0x04)
+		deliver(t, sent, len, how & 0x90, NULL);
 	for (i = 0; i < 2; i++) {
-		while (tt_step(&tt) != 0)
-			;
 		if (transport_deadline(t) != UINT64_MAX) {
 			tt.env.now = RTE_MAX(tt.env.now, transport_deadline(t));
 			transport_timeout(&tt.env, t);
 		}
+		quiesce();
 	}
 }
 
