@@ -7,8 +7,9 @@
  * R_Key and bounds checks, duplicates) and the completer (ACK, NAK, READ response, atomic ACK
  * against outstanding requests) of an RC, UC or UD QP in RESET, INIT, RTR, RTS or ERR.
  *
- * Input: byte 0 chooses the QP (type, state), byte 1 what to aim (see below), the rest is a
- * frame. The frame must pass droce_parse() (ICRC not checked: the engine has verified it
+ * Input: byte 0 chooses the QP (type, state), byte 1 what to aim (bits: 0x80 PSN, 0x40 MR,
+ * 0x20 Q_Key, 0x10 addresses, 0x08 duplicate, 0x04 next packet, 0x02 RETH length), the rest is
+ * a frame. The frame must pass droce_parse() (ICRC not checked: the engine has verified it
  * before the transport sees a frame); its DestQP is set to the QP's, and "aim" may set its PSN
  * to what the QP expects (the responder's ePSN, or the completer's oldest unacknowledged PSN),
  * point its RETH/AtomicETH at one of the MRs, set its Q_Key, and make its addresses those of
@@ -201,23 +202,43 @@ static void post_sends(struct droce_qp *qp, enum ibv_qp_type type)
 		CHECK_EQ(droce_destroy_ah(ah), 0);
 }
 
-/* Point a RETH or AtomicETH of the frame at one of the MRs (@p how: which, and where). */
+/*
+ * A VA in or near MR @p k, from the fuzzed VA @p r: r % 3 picks the MR, r / 3 % 3 where - a
+ * byte anywhere from @p slack before the MR to @p slack past its end, within @p slack of its
+ * start, or within 4 * @p slack before its end - so that bounds are hit often.
+ */
+static uint64_t near_mr(uint64_t r, int *k, uint64_t slack)
+{
+	uint64_t base, d = r / 9;
+
+	*k = (int)(r % MR_NUM);
+	base = (uintptr_t)mem[*k] + GUARD;
+	switch (r / 3 % 3) {
+	case 0:
+		return base + d % (MR_LEN + 2 * slack) - slack;
+	case 1:
+		return base + d % (2 * slack) - slack;
+	default:
+		return base + MR_LEN - d % (4 * slack);
+	}
+}
+
+/* Point a RETH or AtomicETH of the frame at one of the MRs; with @p how 0x02 make the RETH
+ * length the payload's (a single-packet WRITE that fits its own length). */
 static void aim_at_mr(struct droce_pkt *pkt, uint8_t how)
 {
 	struct droce_reth *reth = (void *)(uintptr_t)droce_pkt_ext(pkt, DROCE_HDR_RETH);
 	struct droce_atmeth *atm = (void *)(uintptr_t)droce_pkt_ext(pkt, DROCE_HDR_ATMETH);
-	int k = how % MR_NUM;
-	uint64_t base = (uintptr_t)mem[k] + GUARD, va;
+	int k;
 
 	if (reth != NULL) {
-		/* offsets from 64 bytes before the MR to past its end */
-		va = base + rte_be_to_cpu_64(reth->va) % (MR_LEN + 128) - 64;
-		reth->va = rte_cpu_to_be_64(va);
+		reth->va = rte_cpu_to_be_64(near_mr(rte_be_to_cpu_64(reth->va), &k, 64));
 		reth->rkey = rte_cpu_to_be_32(mr[k]->rkey);
+		if (how & 0x02)
+			reth->len = rte_cpu_to_be_32(pkt->payload_len);
 	}
 	if (atm != NULL) {
-		va = base + rte_be_to_cpu_64(atm->va) % (MR_LEN + 16) - 8;
-		atm->va = rte_cpu_to_be_64(va);
+		atm->va = rte_cpu_to_be_64(near_mr(rte_be_to_cpu_64(atm->va), &k, 8));
 		atm->rkey = rte_cpu_to_be_32(mr[k]->rkey);
 	}
 }

@@ -27,7 +27,8 @@ def frames(path):
 
 # fuzz_rx.c: byte 0 = type * 5 + state (RC 0, UC 1, UD 2; RESET, INIT, RTR, RTS, ERR).
 RX_STATES = (2, 3, 4)
-RX_AIM = 0xf0       # the expected PSN, an MR (RETH/AtomicETH), the Q_Key, the peer's address
+RX_AIM = 0xf2       # the expected PSN, an MR (RETH/AtomicETH), the Q_Key, the peer's address,
+                    # the RETH length = the payload's
 
 
 def rx_type(fr):
