@@ -243,6 +243,23 @@ static void wrong_state(void)
 	printf("WRITE to a QP in RESET and in INIT: dropped, rx_qp_state\n");
 }
 
+/* A connected QP moved to ERR by its owner: the peer's WRITE is dropped, nothing answers. */
+static void qp_in_error(void)
+{
+	struct tt_qp *v = victim(all_access);
+	struct droce_hdr_fields h;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	tt_modify(&tt, v, &a, IBV_QP_STATE);
+	tt_run(&tt, NULL, NULL, 1000000000ull);
+	tap_start(&tt);
+	memset(&tt.cnt, 0, sizeof(tt.cnt));
+	write_req(&h, mr_va(MR_ALL, 0), mr[MR_ALL]->rkey, 64);
+	inject(v, &h, junk, 64, NULL, false);
+	EXPECT_DROP(v, IBV_QPS_ERR, rx_qp_state);
+	printf("WRITE to a QP in ERR: dropped, rx_qp_state\n");
+}
+
 /* A P_Key other than the default (the only one in the table). */
 static void wrong_pkey(void)
 {
@@ -375,6 +392,7 @@ int main(int argc, char **argv)
 	qp_without_access();
 	misaligned_atomic();
 	wrong_state();
+	qp_in_error();
 	wrong_pkey();
 	spoofed_source();
 	spoofed_source_uc();
