@@ -4,7 +4,9 @@
 #
 # The test command: install what is missing, build droce (warnings as errors), run every test
 # suite; rebuild with ASan+UBSan and run them all again; build with TSan (clang) and run the
-# multi-threaded suites; end with "N passed, N failed, N skipped".
+# multi-threaded suites; print how many fuzz inputs and soak bytes the tests checked (their
+# "fuzz inputs: N" and "soak bytes checked: N" lines, added up over all builds); end with
+# "N passed, N failed, N skipped".
 #
 # Usage: test/run.sh [--quick] [meson test args...]
 #   --quick   only the normal build (no sanitizer builds)
@@ -19,6 +21,17 @@ if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 bash test/deps.sh || { echo "droce: could not install dependencies"; echo "0 passed, 1 failed"; exit 1; }
 
 passed=0 failed=0 skipped=0
+fuzz_inputs=0 soak_bytes=0
+
+# tally DIR: add up the counts the tests of DIR's last run printed.
+tally() {
+	local log="$1/meson-logs/testlog.txt" n
+	[ -f "$log" ] || return
+	n=$(awk '/^fuzz inputs: [0-9]+$/{s += $3} END{print s + 0}' "$log")
+	fuzz_inputs=$((fuzz_inputs + n))
+	n=$(awk '/^soak bytes checked: [0-9]+$/{s += $4} END{print s + 0}' "$log")
+	soak_bytes=$((soak_bytes + n))
+}
 
 # configure DIR [meson options]: set up or reconfigure a build directory.
 configure() {
@@ -54,6 +67,7 @@ run_suite() {
 		failed=$((failed + 1))
 		return
 	fi
+	tally "$dir"
 	passed=$((passed + ok + ${xfail:-0}))
 	failed=$((failed + ${fail:-0} + ${tmo:-0} + ${upass:-0}))
 	skipped=$((skipped + ${skip:-0}))
@@ -84,5 +98,6 @@ if [ $quick -eq 0 ] && command -v clang >/dev/null; then
 		--suite verbs --suite engine --suite functional
 fi
 
+echo "fuzz inputs: $fuzz_inputs, soak bytes checked: $soak_bytes"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

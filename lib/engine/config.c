@@ -16,9 +16,11 @@
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
  *   pdump = 0|1              let dpdk-dumpcap capture the ports (rte_pdump_init(); 1, the
  *                            default: works in a primary process with shared config)
- *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_seed = S
+ *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_delay = N, fault_corrupt = N,
+ *   fault_delay_us = US, fault_seed = S
  *                            fault injection on every device's RoCE TX path, per mille of
- *                            frames (0: off, the default), PRNG seed S (fault.c; for tests)
+ *                            frames (0: off, the default), delayed frames held US
+ *                            microseconds (100), PRNG seed S (fault.c; for tests)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -131,6 +133,12 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 1000, &c->fault_dup);
 	if (strcmp(k, "fault_reorder") == 0)
 		return parse_uint(v, 1000, &c->fault_reorder);
+	if (strcmp(k, "fault_delay") == 0)
+		return parse_uint(v, 1000, &c->fault_delay);
+	if (strcmp(k, "fault_delay_us") == 0)
+		return parse_uint(v, 1000000, &c->fault_delay_us);
+	if (strcmp(k, "fault_corrupt") == 0)
+		return parse_uint(v, 1000, &c->fault_corrupt);
 	if (strcmp(k, "fault_seed") == 0)
 		return parse_uint(v, UINT32_MAX, &c->fault_seed);
 	return -EINVAL;
@@ -150,6 +158,7 @@ int engine_config_load(struct engine_config *c)
 	c->neigh_retries = 3;
 	c->neigh_reachable_s = 30;
 	c->pdump = 1;
+	c->fault_delay_us = 100;
 	for (i = 0; i < n; i++) {
 		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
 			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,

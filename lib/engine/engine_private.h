@@ -58,6 +58,9 @@ struct engine_config {
 	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
 	unsigned int fault_dup;
 	unsigned int fault_reorder;
+	unsigned int fault_delay;	/**< per mille of frames held back fault_delay_us */
+	unsigned int fault_delay_us;
+	unsigned int fault_corrupt;	/**< per mille of frames with one bit flipped */
 	unsigned int fault_seed;
 };
 
@@ -75,13 +78,20 @@ struct engine_qp {
 	uint32_t active_idx;		/**< in engine_dev.active; UINT32_MAX: not in it */
 };
 
+#define ENGINE_FAULT_DELAYED 64	/**< frames a device may hold back for fault_delay_us */
+
 /** Fault injection on a device's transport TX path (fault.c); all zero when off. */
 struct engine_fault {
 	bool on;			/**< any probability non-zero */
-	uint16_t drop, dup, reorder;	/**< per mille */
+	uint16_t drop, dup, reorder, delay, corrupt;	/**< per mille */
 	uint64_t rng;			/**< PRNG state (seeded from fault_seed and the port) */
 	struct rte_mbuf *held;		/**< a frame held back to be sent after later ones */
 	unsigned int held_iters;	/**< iterations it has been held */
+	uint64_t delay_tsc;		/**< fault_delay_us in TSC cycles */
+	/** Delayed frames, a FIFO (same delay for all, so due in order): [head, head + n). */
+	uint16_t d_head, d_n;
+	struct rte_mbuf *delayed[ENGINE_FAULT_DELAYED];
+	uint64_t due[ENGINE_FAULT_DELAYED];	/**< TSC at which each leaves */
 };
 
 /** A multicast group of a device as the receive path sees it (mcast.c). */
@@ -106,7 +116,7 @@ enum engine_cnt_idx {
 /** The transport's counters of dropped received frames. */
 #define ENGINE_TDROPS(X) X(rx_qp_state) X(rx_bad_pkey) X(rx_opcode_seq) X(rx_bad_opcode) \
 	X(rx_resp_dropped) X(rx_dup_dropped) X(rx_bad_qkey) X(rx_no_recv_wr) X(rx_ud_too_long) \
-	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess)
+	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess) X(rx_bad_addr)
 #define ENGINE_TDROP_ONE(name) + 1
 #define ENGINE_N_TDROPS (0 ENGINE_TDROPS(ENGINE_TDROP_ONE))
 
@@ -248,14 +258,20 @@ struct droce_counters *engine_env_counters(struct transport_env *env, struct dro
 void engine_fault_start(struct engine_dev *edev);
 /** Free a held frame (at port stop). */
 void engine_fault_stop(struct engine_dev *edev);
-/** Transmit @p m through the faults (drop, duplicate, hold back) instead of engine_dev_tx. */
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m);
-/** Once per iteration, before the flush: release a frame held for a whole iteration. */
-void engine_fault_release(struct engine_dev *edev);
-static inline void engine_fault_tick(struct engine_dev *edev)
+/**
+ * Transmit @p m through the faults (drop, corrupt, duplicate, delay, hold back) instead of
+ * engine_dev_tx; @p now is the iteration's TSC (a delayed frame is due fault_delay_us later).
+ */
+void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
+/**
+ * Once per iteration, before the flush: release a frame held for a whole iteration and the
+ * delayed frames that are due at @p now (TSC).
+ */
+void engine_fault_release(struct engine_dev *edev, uint64_t now);
+static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 {
-	if (unlikely(edev->fault.held != NULL))
-		engine_fault_release(edev);
+	if (unlikely(edev->fault.held != NULL || edev->fault.d_n != 0))
+		engine_fault_release(edev, now);
 }
 
 /* classify.c */

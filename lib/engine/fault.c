@@ -3,17 +3,26 @@
  */
 /*
  * Fault injection for tests: a lossy link made from a good one. The frames the transport
- * transmits on a device (RoCE v2 only; ARP and ND are left alone) are dropped, duplicated or
- * held back behind later frames, each with a probability in per mille from [engine]
- * fault_drop, fault_dup, fault_reorder, drawn from a per-device PRNG seeded by fault_seed
- * and the port id. A held frame leaves after the next frame of the device, or at the latest
- * with the flush of the following iteration. Every fault is counted (fault_dropped,
- * fault_duplicated, fault_reordered).
+ * transmits on a device (RoCE v2 only; ARP and ND are left alone) are dropped, corrupted,
+ * duplicated, delayed or held back behind later frames, each with a probability in per mille
+ * from [engine] fault_drop, fault_corrupt, fault_dup, fault_delay, fault_reorder, drawn from a
+ * per-device PRNG seeded by fault_seed and the port id (so a single-threaded run replays the
+ * same faults). A held frame leaves after the next frame of the device, or at the latest with
+ * the flush of the following iteration; a delayed one with the first flush fault_delay_us
+ * after it was sent. A corrupted frame is a copy with one bit flipped after the BTH, where
+ * the parser checks nothing but the ICRC: the receiver must reject it as BAD_ICRC. Every
+ * fault is counted (fault_dropped, fault_corrupted, fault_duplicated, fault_delayed,
+ * fault_reordered).
  *
  * Off by default: the TX path then pays one predictable branch (engine_env_tx()). When on,
- * a duplicate is a copy from the instance's pool (an allocation on the packet path: this is
- * for tests, not for production).
+ * a duplicate or a corrupted frame is a copy from the instance's pool (an allocation on the
+ * packet path: this is for tests, not for production). The original of a corrupted frame is
+ * not touched: the transport may still hold it for a retransmission.
  */
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+
 #include "engine_private.h"
 
 /* splitmix64: small, seedable, good enough to decide faults. */
@@ -38,16 +47,81 @@ void engine_fault_start(struct engine_dev *edev)
 	f->drop = (uint16_t)engine_cfg.fault_drop;
 	f->dup = (uint16_t)engine_cfg.fault_dup;
 	f->reorder = (uint16_t)engine_cfg.fault_reorder;
-	f->on = f->drop != 0 || f->dup != 0 || f->reorder != 0;
+	f->delay = (uint16_t)engine_cfg.fault_delay;
+	f->corrupt = (uint16_t)engine_cfg.fault_corrupt;
+	f->on = f->drop != 0 || f->dup != 0 || f->reorder != 0 || f->delay != 0 ||
+		f->corrupt != 0;
 	f->rng = ((uint64_t)engine_cfg.fault_seed << 16) ^ edev->port;
 	f->held = NULL;
 	f->held_iters = 0;
+	f->delay_tsc = rte_get_tsc_hz() / 1000000 * engine_cfg.fault_delay_us;
+	f->d_head = 0;
+	f->d_n = 0;
 }
 
 void engine_fault_stop(struct engine_dev *edev)
 {
-	rte_pktmbuf_free(edev->fault.held);
-	edev->fault.held = NULL;
+	struct engine_fault *f = &edev->fault;
+
+	rte_pktmbuf_free(f->held);
+	f->held = NULL;
+	for (; f->d_n != 0; f->d_n--, f->d_head = (f->d_head + 1) % ENGINE_FAULT_DELAYED)
+		rte_pktmbuf_free(f->delayed[f->d_head]);
+}
+
+/* Bytes from the end of the BTH to the end of the IP packet (ICRC included), 0 if unknown. */
+static uint32_t after_bth(const struct rte_mbuf *m, uint32_t *off)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip4 = (const void *)(eth + 1);
+	const struct rte_ipv6_hdr *ip6 = (const void *)(eth + 1);
+	uint32_t l3 = sizeof(*eth), l4, end;
+
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		l4 = l3 + rte_ipv4_hdr_len(ip4);
+		end = l3 + rte_be_to_cpu_16(ip4->total_length);
+	} else if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		l4 = l3 + sizeof(*ip6);
+		end = l4 + rte_be_to_cpu_16(ip6->payload_len);
+	} else {
+		return 0;
+	}
+	*off = l4 + 8 + 12;	/* UDP, BTH */
+	return end > *off && end <= m->pkt_len ? end - *off : 0;
+}
+
+/* A copy of @p m with one random bit flipped after the BTH (NULL: not possible). */
+static struct rte_mbuf *corrupt_copy(struct engine_dev *edev, const struct rte_mbuf *m)
+{
+	struct rte_mbuf *c, *seg;
+	uint32_t off, len = after_bth(m, &off), bit;
+
+	if (len == 0)
+		return NULL;
+	c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		edev->cnt.alloc_failed++;
+		return NULL;
+	}
+	bit = (uint32_t)(next_rand(&edev->fault) % (len * 8));
+	off += bit / 8;
+	for (seg = c; off >= seg->data_len; seg = seg->next)
+		off -= seg->data_len;
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, off) ^= (uint8_t)(1u << (bit % 8));
+	return c;
+}
+
+/* Queue @p m to leave delay_tsc after @p now; false when the queue is full. */
+static bool delay(struct engine_fault *f, struct rte_mbuf *m, uint64_t now)
+{
+	unsigned int tail = (f->d_head + f->d_n) % ENGINE_FAULT_DELAYED;
+
+	if (f->d_n == ENGINE_FAULT_DELAYED)
+		return false;
+	f->delayed[tail] = m;
+	f->due[tail] = now + f->delay_tsc;
+	f->d_n++;
+	return true;
 }
 
 static void release(struct engine_dev *edev)
@@ -58,24 +132,54 @@ static void release(struct engine_dev *edev)
 	engine_dev_tx(edev, m);
 }
 
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m)
+/* @p m, or in its place a copy with one bit flipped (counted; the original is freed). */
+static struct rte_mbuf *maybe_corrupt(struct engine_dev *edev, struct rte_mbuf *m, bool *bad)
+{
+	struct rte_mbuf *c;
+
+	*bad = false;
+	if (!chance(&edev->fault, edev->fault.corrupt) || (c = corrupt_copy(edev, m)) == NULL)
+		return m;
+	edev->cnt.fault_corrupted++;
+	rte_pktmbuf_free(m);
+	*bad = true;
+	return c;
+}
+
+/* A copy of @p m to send after it, or NULL; a copy of a corrupted frame is one more. */
+static struct rte_mbuf *maybe_dup(struct engine_dev *edev, struct rte_mbuf *m, bool bad)
+{
+	struct rte_mbuf *copy;
+
+	if (!chance(&edev->fault, edev->fault.dup))
+		return NULL;
+	copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (copy == NULL) {
+		edev->cnt.alloc_failed++;
+		return NULL;
+	}
+	edev->cnt.fault_duplicated++;
+	edev->cnt.fault_corrupted += bad;
+	return copy;
+}
+
+void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 {
 	struct engine_fault *f = &edev->fault;
-	struct rte_mbuf *copy = NULL;
+	struct rte_mbuf *copy;
+	bool bad;
 
 	if (chance(f, f->drop)) {
 		edev->cnt.fault_dropped++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (chance(f, f->dup)) {
-		copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-		if (copy != NULL)
-			edev->cnt.fault_duplicated++;
-		else
-			edev->cnt.alloc_failed++;
-	}
-	if (f->held == NULL && chance(f, f->reorder)) {
+	m = maybe_corrupt(edev, m, &bad);
+	copy = maybe_dup(edev, m, bad);
+	if (chance(f, f->delay) && delay(f, m, now)) {
+		edev->cnt.fault_delayed++;
+		m = NULL;
+	} else if (f->held == NULL && chance(f, f->reorder)) {
 		edev->cnt.fault_reordered++;
 		f->held = m;
 		f->held_iters = 0;
@@ -90,8 +194,15 @@ void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m)
 		engine_dev_tx(edev, copy);
 }
 
-void engine_fault_release(struct engine_dev *edev)
+void engine_fault_release(struct engine_dev *edev, uint64_t now)
 {
-	if (edev->fault.held_iters++ >= 1)
+	struct engine_fault *f = &edev->fault;
+
+	if (f->held != NULL && f->held_iters++ >= 1)
 		release(edev);
+	while (f->d_n != 0 && (int64_t)(now - f->due[f->d_head]) >= 0) {
+		engine_dev_tx(edev, f->delayed[f->d_head]);
+		f->d_head = (f->d_head + 1) % ENGINE_FAULT_DELAYED;
+		f->d_n--;
+	}
 }

@@ -160,7 +160,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 	for (i = 0; i < lc->n_dev; i++) {
 		if (!lc->devs[i]->started)
 			continue;
-		engine_fault_tick(lc->devs[i]);
+		engine_fault_tick(lc->devs[i], lc->env.now);
 		work += engine_dev_flush(lc->devs[i]);
 	}
 	health(lc, work);

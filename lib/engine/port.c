@@ -153,11 +153,10 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 {
 	struct engine_dev *edev = verbs_device_engine(dev);
 
-	RTE_SET_USED(env);
 	if (unlikely(edev->n_mcg != 0))
 		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
 	if (unlikely(edev->fault.on))
-		engine_fault_tx(edev, m);
+		engine_fault_tx(edev, m, env->now);
 	else
 		engine_dev_tx(edev, m);
 }

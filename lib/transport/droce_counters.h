@@ -39,6 +39,7 @@ extern "C" {
 	X(rx_unknown_qp,       "RoCE v2 frames for a QP number that does not exist") \
 	X(rx_qp_state,         "frames for a QP whose state does not accept them") \
 	X(rx_bad_pkey,         "frames with a P_Key the QP does not accept") \
+	X(rx_bad_addr,         "frames to an RC/UC QP from an address other than its peer's") \
 	X(rx_opcode_seq,       "frames whose opcode breaks the message sequence (dropped)") \
 	X(duplicate_request,   "duplicate requests (responder: re-ACKed or replayed)") \
 	X(out_of_sequence,     "requests past the expected PSN (responder)") \
@@ -68,6 +69,8 @@ extern "C" {
 	X(fault_dropped,       "frames dropped by fault injection ([engine] fault_drop)") \
 	X(fault_duplicated,    "frames duplicated by fault injection ([engine] fault_dup)") \
 	X(fault_reordered,     "frames held back behind later ones by fault injection") \
+	X(fault_delayed,       "frames delayed fault_delay_us by fault injection") \
+	X(fault_corrupted,     "frames with one bit flipped by fault injection (bad ICRC)") \
 	X(rx_bad_qkey,         "UD frames whose DETH Q_Key is not the QP's (dropped)") \
 	X(rx_no_recv_wr,       "UC/UD messages dropped: no receive WR (RQ or SRQ empty)") \
 	X(rx_ud_too_long,      "UD messages dropped: GRH + payload longer than the receive WR") \

@@ -30,6 +30,12 @@ void transport_path_set(struct transport_qp *t)
 	t->flow_resolved = false;
 }
 
+bool transport_path_matches(const struct transport_qp *t, const struct droce_pkt *pkt)
+{
+	return memcmp(pkt->sgid, t->flow.dgid, 16) == 0 &&
+	       memcmp(pkt->dgid, t->flow.sgid, 16) == 0;
+}
+
 int transport_path_ready(struct transport_env *env, struct transport_qp *t)
 {
 	int rc;

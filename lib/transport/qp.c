@@ -174,6 +174,8 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 		TCNT(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
 	} else if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
 		TCNT(env, t, rx_qp_state);
+	} else if (!transport_path_matches(t, pkt)) {
+		TCNT(env, t, rx_bad_addr);	/* not from our peer: spoofed or misrouted */
 	} else if (pkt->mask & DROCE_M_REQ) {
 		resp_rx(env, t, m, pkt);
 	} else if (pkt->mask & DROCE_M_RESP) {

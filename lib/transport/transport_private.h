@@ -188,6 +188,12 @@ void transport_forget_wqes(struct transport_qp *t);
 /** The path is known and its MACs resolved; -EAGAIN while resolving, -ENOTCONN without AV. */
 int transport_path_ready(struct transport_env *env, struct transport_qp *t);
 void transport_path_set(struct transport_qp *t);
+/**
+ * Does @p pkt come from the QP's peer and go to the QP's own address (source address = the
+ * AV's destination GID, destination = its source GID)? IBA 9.6.1.1: a connected (RC, UC) QP
+ * takes packets from its own path only; rxe's check_addr() drops the others.
+ */
+bool transport_path_matches(const struct transport_qp *t, const struct droce_pkt *pkt);
 /** An mbuf chain with room for @p len payload bytes (pkt_len == len), or NULL. */
 struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len);
 /** Copy @p len bytes from @p src into the chain at payload offset @p off. */

@@ -96,7 +96,8 @@ void urecv_fatal(struct transport_qp *t, enum ibv_wc_status st)
 	transport_forget_wqes(t);
 }
 
-/* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state; then uc.c/ud.c. */
+/* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state, for UC the peer's
+ * address; then uc.c/ud.c. */
 void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	      const struct droce_pkt *pkt)
 {
@@ -114,6 +115,8 @@ void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rt
 		TCNT(env, t, rx_qp_state);	/* IBA 10.3.1: receive in RTR, RTS, SQD, SQE */
 	} else if (t->type == IBV_QPT_UD) {
 		ud_rx(env, t, m, pkt);
+	} else if (!transport_path_matches(t, pkt)) {
+		TCNT(env, t, rx_bad_addr);	/* UC is connected too: our peer's frames only */
 	} else {
 		uc_rx(env, t, m, pkt);
 	}

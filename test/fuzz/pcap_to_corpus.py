@@ -3,7 +3,10 @@
 # Copyright (c) 2026 The droce authors
 """Write each frame of the given pcaps as one file of a libFuzzer corpus directory.
 
-usage: pcap_to_corpus.py OUTDIR FILE.pcap...
+usage: pcap_to_corpus.py [--rx] OUTDIR FILE.pcap...
+  --rx: for fuzz_rx.c, whose input is two bytes (QP type and state; what to aim) before the
+        frame: each frame is written three times, for a QP of its own type in RTR, RTS and
+        ERR, aimed at the PSN the QP expects, an MR and the Q_Key.
 """
 import os
 import struct
@@ -22,16 +25,45 @@ def frames(path):
             yield f.read(incl)
 
 
+# fuzz_rx.c: byte 0 = type * 5 + state (RC 0, UC 1, UD 2; RESET, INIT, RTR, RTS, ERR).
+RX_STATES = (2, 3, 4)
+RX_AIM = 0xf2       # the expected PSN, an MR (RETH/AtomicETH), the Q_Key, the peer's address,
+                    # the RETH length = the payload's
+
+
+def rx_type(fr):
+    """The QP type of a RoCE v2 frame's BTH opcode (IPv4 or IPv6, no VLAN), or None."""
+    ip = {0x0800: (14 + 20 + 8, 23), 0x86dd: (14 + 40 + 8, 20)}.get(
+        struct.unpack(">H", fr[12:14])[0])
+    if ip is None or len(fr) <= ip[0] or fr[ip[1]] != 17:   # UDP
+        return None
+    bth = ip[0]
+    if struct.unpack(">H", fr[bth - 6:bth - 4])[0] != 4791:
+        return None
+        return None
+    return {0: 0, 1: 1, 3: 2}.get(fr[bth] >> 5)
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    rx = args[0] == "--rx"
+    if rx:
+        args = args[1:]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
     n = 0
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         base = os.path.basename(path).rsplit(".", 1)[0]
         for i, fr in enumerate(frames(path)):
-            with open(os.path.join(out, "%s_%04d" % (base, i)), "wb") as f:
-                f.write(fr)
-            n += 1
+            kind = rx_type(fr) if rx else None
+            if rx and kind is None:
+                continue
+            for st in RX_STATES if rx else (None,):
+                name = "%s_%04d" % (base, i) + ("_%d" % st if rx else "")
+                head = bytes([kind * 5 + st, RX_AIM]) if rx else b""
+                with open(os.path.join(out, name), "wb") as f:
+                    f.write(head + fr)
+                n += 1
     print("%d frames written to %s" % (n, out))
 
 

@@ -2,32 +2,56 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
 #
-# Build the parser fuzz target with clang (libFuzzer + ASan + UBSan) and run it.
-# usage: run_fuzz.sh SRCDIR WORKDIR SHARED_DIR [RUNS]
-#   RUNS: number of inputs (default 300000; a long run: 10000000 or more).
-# Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash or a build error.
+# Build a fuzz target with clang (libFuzzer + ASan + UBSan) and run it, seeded from the captures.
+# usage: run_fuzz.sh SRCDIR WORKDIR SHARED_DIR [RUNS [TARGET [SECONDS]]]
+#   RUNS: number of inputs (default 300000; 0: no limit; a long run: 10000000 or more).
+#   TARGET: parse (fuzz_parse.c, the wire parser; default) or rx (fuzz_rx.c: admission,
+#           responder and completer of a QP in each state, over registered memory).
+#   SECONDS: stop after this long (default 0: no limit).
+# Prints "fuzz inputs: N" (the inputs libFuzzer executed; test/run.sh adds them up).
+# Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash, a failed check
+# or a build error (libFuzzer's own default for those, 77, would read as "skipped" to meson).
 set -uo pipefail
-src=$1 work=$2 shared=$3 runs=${4:-300000}
+src=$1 work=$2 shared=$3 runs=${4:-300000} target=${5:-parse} secs=${6:-0}
 
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
-mkdir -p "$work/corpus" "$work/artifacts"
-exe=$work/fuzz_parse
+case $target in
+parse)	srcs=("$src/test/fuzz/fuzz_parse.c" "$src"/lib/wire/wire_*.c)
+	incs=(-I"$src/lib/wire" -I"$src/config")
+	libs=() ;;
+rx)	# the receive path past the parser: wire, verbs and transport without the engine
+	srcs=("$src/test/fuzz/fuzz_rx.c" "$src"/lib/wire/*.c "$src"/lib/verbs/*.c
+	      "$src"/lib/transport/*.c)
+	incs=(-I"$src/lib/wire" -I"$src/lib/verbs" -I"$src/lib/transport" -I"$src/config"
+	      -I"$src/test/common" -I"$src/test/transport")
+	libs=(-lrte_net_ring -lpthread) ;;
+*)	echo "unknown target $target"; exit 1 ;;
+esac
+mkdir -p "$work/corpus_$target" "$work/artifacts"
+exe=$work/fuzz_$target
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-DALLOW_EXPERIMENTAL_API -I"$src/lib/wire" -I"$src/config" \
-	$(pkg-config --cflags libdpdk libisal) \
-	"$src/test/fuzz/fuzz_parse.c" "$src"/lib/wire/wire_*.c \
-	$(pkg-config --libs libisal) $(pkg-config --libs libdpdk) -o "$exe" 2>"$work/build.log" || {
-	if grep -q "libclang_rt.fuzzer" "$work/build.log"; then
+	-DALLOW_EXPERIMENTAL_API -D_GNU_SOURCE "${incs[@]}" \
+	$(pkg-config --cflags libdpdk libisal) "${srcs[@]}" \
+	$(pkg-config --libs libisal) $(pkg-config --libs libdpdk) "${libs[@]}" -o "$exe" \
+	2>"$work/build_$target.log" || {
+	if grep -q "libclang_rt.fuzzer" "$work/build_$target.log"; then
 		echo "libFuzzer runtime missing (libclang-rt-dev)"; exit 77
 	fi
-	cat "$work/build.log"; exit 1
+	cat "$work/build_$target.log"; exit 1
 }
 if ls "$shared"/captures/*.pcap >/dev/null 2>&1; then
-	python3 "$src/test/fuzz/pcap_to_corpus.py" "$work/corpus" "$shared"/captures/*.pcap
+	prefix=()
+	[ "$target" = rx ] && prefix=(--rx)
+	python3 "$src/test/fuzz/pcap_to_corpus.py" "${prefix[@]}" "$work/corpus_$target" \
+		"$shared"/captures/*.pcap
 fi
-"$exe" -runs="$runs" -max_len=9216 -seed=4791 -print_final_stats=1 \
-	-artifact_prefix="$work/artifacts/" "$work/corpus" 2>&1 | tail -25
-rc=${PIPESTATUS[0]}
-[ "$rc" -eq 0 ] && echo "fuzz_parse: $runs inputs, no crash" || echo "fuzz_parse: FAILED (rc $rc)"
+[ "$runs" = 0 ] && runs=-1
+"$exe" -runs="$runs" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \
+	-max_len=9216 -seed=4791 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus_$target" >"$work/run_$target.log" 2>&1
+rc=$?
+tail -25 "$work/run_$target.log"
+n=$(awk '/stat::number_of_executed_units/{print $2}' "$work/run_$target.log")
+echo "fuzz inputs: ${n:-0}"
+[ "$rc" -eq 0 ] && echo "fuzz_$target: ${n:-0} inputs, no crash" || echo "fuzz_$target: FAILED (rc $rc)"
 exit "$rc"

@@ -285,6 +285,16 @@ static inline struct tt_qp *tt_qp_new(struct tt *tt, int side, const struct tt_o
 	return q;
 }
 
+/* An address vector to side @p to's IPv4 GID (index 1) from ours. */
+static inline void tt_av(struct tt *tt, struct ibv_ah_attr *ah, int to)
+{
+	ah->is_global = 1;
+	ah->port_num = 1;
+	ah->grh.dgid = tt->gid[to];
+	ah->grh.sgid_index = 1;
+	ah->grh.hop_limit = 64;
+}
+
 /* RESET -> INIT -> RTR -> RTS towards @p peer (IBA 10.3.1), telling the transport each time. */
 static inline void tt_connect_one(struct tt *tt, struct tt_qp *q, struct tt_qp *peer,
 				  const struct tt_opts *o)
@@ -305,11 +315,7 @@ static inline void tt_connect_one(struct tt *tt, struct tt_qp *q, struct tt_qp *
 	a.rq_psn = o->psn[!s];
 	a.max_dest_rd_atomic = o->max_dest_rd_atomic[s];
 	a.min_rnr_timer = o->min_rnr_timer;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = tt->gid[!s];
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
+	tt_av(tt, &a.ah_attr, !s);
 	tt_modify(tt, q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	memset(&a, 0, sizeof(a));
