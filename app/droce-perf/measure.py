@@ -4,8 +4,9 @@
 """The measurements of doc/performance.md: each droce-perf command RUNS times (--json), the
 median of each figure, and the 1-minute load average before each run (waits up to WAIT_S for
 it to drop below 0.7; a run taken above it is marked NOISY).
-Usage: measure.py PATH/TO/droce-perf [RUNS [WAIT_S]]"""
+Usage: measure.py PATH/TO/droce-perf [RUNS [WAIT_S [REGEX]]]   (REGEX: only matching commands)"""
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 PERF = sys.argv[1]
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 WAIT_S = int(sys.argv[3]) if len(sys.argv) > 3 else 120
+ONLY = re.compile(sys.argv[4]) if len(sys.argv) > 4 else None
 
 CMDS = [
     ['write_bw', '-s', '8', '-D', '3'],
@@ -25,6 +27,7 @@ CMDS = [
     ['atomic_bw', '-D', '3'],
     ['write_bw', '-s', '8', '-D', '3', '-t', '16', '-Q', '8'],
     ['write_bw', '-s', '8', '-D', '3', '-t', '16', '-Q', '8', '-q', '1000'],
+    ['write_bw', '-s', '8', '-D', '3', '-t', '16', '-Q', '8', '-q', '10000'],
 ]
 FIELDS = ['msg_rate_Mpps', 'bw_avg_MBps', 'goodput_GBps', 'msg_vs_raw', 'goodput_vs_bound',
           'raw_fwd_Mpps', 'memcpy_GBps', 'crc_GBps', 'bound_GBps', 't_typical_us', 't_avg_us',
@@ -44,6 +47,8 @@ def quiet():
 
 
 for cmd in CMDS:
+    if ONLY is not None and not ONLY.search(' '.join(cmd)):
+        continue
     res, loads = [], []
     for _ in range(RUNS):
         loads.append(quiet())
