@@ -137,11 +137,15 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One frame bounced between the ports; the median hop in microseconds. */
-static double hop_latency(const struct raw_job *j)
+/*
+ * One frame bounced for PERF_RAW_HOPS hops, sent on port[i & 1] and awaited on port[1 - (i & 1)]
+ * (the same port twice: sent and awaited back from a reflecting peer); the median in
+ * microseconds.
+ */
+static double bounce(const uint16_t port[2], uint32_t frame_len)
 {
 	static uint64_t t[PERF_RAW_HOPS];
-	struct rte_mbuf *m = frame(j->frame_len);
+	struct rte_mbuf *m = frame(frame_len);
 	unsigned int i;
 
 	if (m == NULL)
@@ -149,9 +153,9 @@ static double hop_latency(const struct raw_job *j)
 	for (i = 0; i < PERF_RAW_HOPS && !perf_stop; i++) {
 		uint64_t t0 = rte_rdtsc(), give_up = t0 + rte_get_tsc_hz();
 
-		if (rte_eth_tx_burst(j->port[i & 1], 0, &m, 1) != 1)
+		if (rte_eth_tx_burst(port[i & 1], 0, &m, 1) != 1)
 			break;
-		while (rte_eth_rx_burst(j->port[1 - (i & 1)], 0, &m, 1) == 0)
+		while (rte_eth_rx_burst(port[1 - (i & 1)], 0, &m, 1) == 0)
 			if (rte_rdtsc() > give_up)
 				return 0;	/* lost: the pool keeps it */
 		t[i] = rte_rdtsc() - t0;
@@ -161,6 +165,12 @@ static double hop_latency(const struct raw_job *j)
 		return 0;
 	qsort(t, i, sizeof(t[0]), cmp_u64);
 	return (double)t[i / 2] * 1e6 / (double)rte_get_tsc_hz();
+}
+
+/* One frame bounced between the ports; the median hop in microseconds. */
+static double hop_latency(const struct raw_job *j)
+{
+	return bounce(j->port, j->frame_len);
 }
 
 static int raw_lcore(void *arg)
@@ -344,29 +354,12 @@ static int peer_pair(struct perf_ctx *c)
 	return 0;
 }
 
+/* Half the median round trip of one frame off the reflecting server. */
 static double client_hop(uint16_t port, uint32_t frame_len)
 {
-	static uint64_t t[PERF_RAW_HOPS];
-	struct rte_mbuf *m = frame(frame_len);
-	unsigned int i;
+	const uint16_t both[2] = { port, port };
 
-	if (m == NULL)
-		return 0;
-	for (i = 0; i < PERF_RAW_HOPS && !perf_stop; i++) {
-		uint64_t t0 = rte_rdtsc(), give_up = t0 + rte_get_tsc_hz();
-
-		if (rte_eth_tx_burst(port, 0, &m, 1) != 1)
-			break;
-		while (rte_eth_rx_burst(port, 0, &m, 1) == 0)
-			if (rte_rdtsc() > give_up)
-				return 0;
-		t[i] = rte_rdtsc() - t0;
-	}
-	rte_pktmbuf_free(m);
-	if (i == 0)
-		return 0;
-	qsort(t, i, sizeof(t[0]), cmp_u64);
-	return (double)t[i / 2] / 2 * 1e6 / (double)rte_get_tsc_hz();	/* RTT/2 */
+	return bounce(both, frame_len) / 2;
 }
 
 static void client_end(uint16_t port, uint32_t frame_len)
