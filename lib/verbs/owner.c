@@ -37,6 +37,8 @@ int verbs_owner_init(struct verbs_owner *o, const char *name)
 	o->head = NULL;
 	o->tail = NULL;
 	o->pending = 0;
+	RTE_BUILD_BUG_ON(VERBS_DB_SUM_WORDS > 64);	/* db_top has a bit per summary word */
+	o->db_top = 0;
 	memset(o->db_sum, 0, sizeof(o->db_sum));
 	memset(o->db_bits, 0, sizeof(o->db_bits));
 	return -pthread_mutex_init(&o->lock, NULL);
@@ -175,13 +177,15 @@ void verbs_qp_db_ring(struct droce_qp *q)
 		return;
 	slot = verbs_qp_db_slot(q);
 	bit = UINT64_C(1) << (slot % 64);
-	/* Only the poster that makes the word non-zero marks the summary, after the word: the
-	 * owner clears the summary before it takes the word. Both pair with the exchanges in
+	/* Only the poster that makes a word non-zero marks the level above, after the word: the
+	 * owner clears each level before it takes the one below. All pair with the exchanges in
 	 * verbs_owner_doorbells(). */
 	if ((__atomic_fetch_or(&o->db_bits[slot / 64], bit, __ATOMIC_ACQ_REL) & ~bit) != 0)
 		return;
-	__atomic_fetch_or(&o->db_sum[slot / 64 / 64], UINT64_C(1) << (slot / 64 % 64),
-			  __ATOMIC_RELEASE);
+	bit = UINT64_C(1) << (slot / 64 % 64);
+	if ((__atomic_fetch_or(&o->db_sum[slot / 64 / 64], bit, __ATOMIC_ACQ_REL) & ~bit) != 0)
+		return;
+	__atomic_fetch_or(&o->db_top, UINT64_C(1) << (slot / 64 / 64), __ATOMIC_RELEASE);
 }
 
 static unsigned int take_word(struct verbs_owner *o, uint32_t w,
@@ -200,13 +204,16 @@ unsigned int verbs_owner_doorbells(struct verbs_owner *o, void (*fn)(void *arg, 
 				   void *arg)
 {
 	unsigned int i, n = 0;
-	uint64_t sum;
+	uint64_t top, sum;
 
-	for (i = 0; i < VERBS_DB_SUM_WORDS; i++) {
-		if (__atomic_load_n(&o->db_sum[i], __ATOMIC_RELAXED) == 0)
-			continue;	/* the common case: one load per 4096 slots */
+	if (__atomic_load_n(&o->db_top, __ATOMIC_RELAXED) == 0)
+		return 0;	/* the common case: one load */
+	/* Pairs with the fetch-or of db_top in verbs_qp_db_ring(). */
+	top = __atomic_exchange_n(&o->db_top, 0, __ATOMIC_ACQUIRE);
+	for (; top != 0; top &= top - 1) {
+		i = (unsigned int)__builtin_ctzll(top);
 		/* Pairs with the fetch-or of the summary in verbs_qp_db_ring(). */
-		sum = __atomic_exchange_n(&o->db_sum[i], 0, __ATOMIC_ACQUIRE);
+		sum = __atomic_exchange_n(&o->db_sum[i], 0, __ATOMIC_ACQ_REL);
 		for (; sum != 0; sum &= sum - 1)
 			n += take_word(o, i * 64 + (uint32_t)__builtin_ctzll(sum), fn, arg);
 	}

@@ -211,8 +211,11 @@ struct droce_device *verbs_device_find(const char *name);
 struct verbs_owner {
 	/* Doorbells (verbs_qp_db_ring()): bit s of db_bits is set when the QP of slot s got SQ
 	 * work while the owner was not watching it; bit w of db_sum is set after db_bits[w] went
-	 * from 0 to non-zero. Posting threads fetch-or, the owner exchanges with 0: wait-free on
-	 * both sides, and plain C11 atomics, which ThreadSanitizer sees. */
+	 * from 0 to non-zero, and bit i of db_top after db_sum[i] did (so an owner with nothing
+	 * rung reads one word per iteration, however many slots). Posting threads fetch-or, the
+	 * owner exchanges with 0: wait-free on both sides, and plain C11 atomics, which
+	 * ThreadSanitizer sees. */
+	uint64_t db_top __attribute__((aligned(64)));
 	uint64_t db_sum[VERBS_DB_SUM_WORDS] __attribute__((aligned(64)));
 	uint64_t db_bits[VERBS_DB_WORDS] __attribute__((aligned(64)));
 	/* Control requests: any thread queues (lock), the owner takes them all at once. The
