@@ -143,6 +143,23 @@ static void qp_header(const struct opts *o, int gone_code)
 			printf("     %s: %s\n", r->e[i].key, r->e[i].str);
 }
 
+/*
+ * After a round printed at time @p t: false when the run is over (no -i, -c rounds done,
+ * Ctrl-C); else keep this reply as the previous one and sleep until the next round is due.
+ */
+static bool next_round(const struct opts *o, long *round, double *t0, double t, double *next)
+{
+	if (o->interval <= 0 || (o->count > 0 && *round == o->count))
+		return false;
+	prev = cur;
+	*t0 = t;
+	(*round)++;
+	*next += o->interval;
+	while (!stop && now_s() < *next)
+		usleep((useconds_t)RTE_MIN_SZ((*next - now_s()) * 1e6 + 1, 100000));
+	return !stop;
+}
+
 static int counters(const struct opts *o)
 {
 	char cmd[160];
@@ -170,15 +187,7 @@ static int counters(const struct opts *o)
 			printf(" statistics:\n");
 		print_counters(o, t - t0, round == 0);
 		fflush(stdout);
-		if (o->interval <= 0 || (o->count > 0 && round == o->count))
-			return EXIT_OK;
-		prev = cur;
-		t0 = t;
-		round++;
-		next += o->interval;
-		while (!stop && now_s() < next)
-			usleep((useconds_t)RTE_MIN_SZ((next - now_s()) * 1e6 + 1, 100000));
-		if (stop)
+		if (!next_round(o, &round, &t0, t, &next))
 			return EXIT_OK;
 	}
 }
@@ -235,15 +244,7 @@ static int lcores(const struct opts *o)
 			print_lcore(id, t - t0, round == 0);
 		}
 		fflush(stdout);
-		if (o->interval <= 0 || (o->count > 0 && round == o->count))
-			return EXIT_OK;
-		prev = cur;
-		t0 = t;
-		round++;
-		next += o->interval;
-		while (!stop && now_s() < next)
-			usleep((useconds_t)RTE_MIN_SZ((next - now_s()) * 1e6 + 1, 100000));
-		if (stop)
+		if (!next_round(o, &round, &t0, t, &next))
 			return EXIT_OK;
 	}
 }
