@@ -180,7 +180,12 @@ def main():
     prefix = 'obs_dumpcap_%d' % os.getpid()
     app = None
     try:
+        # A secondary (dpdk-dumpcap) maps the primary's memory at the primary's addresses;
+        # left to ASLR they can be taken in the secondary by its own libraries (seen once in
+        # the ASan build: "Cannot reserve ... at requested address"). 0x200000000000 is free in
+        # an ordinary process and above ASan's shadow in an instrumented one.
         app = App(exe, config, prefix, eal=['-m', '128', '--no-pci', '-l', '0-1',
+                                            '--base-virtaddr=0x200000000000',
                                             '--huge-dir=' + mnt, '--log-level=lib.eal:error'])
         if mode == 'refused':
             refused(app, exe, config, mnt)
