@@ -14,6 +14,9 @@
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
+ *   tx_zero_copy = 0|1       send payloads of 512 bytes and more straight from the registered
+ *                            memory (mbufs attached to it as external buffers) on ports that
+ *                            pass frames within this process (net_ring); 1, the default
  *   pdump = 0|1              let dpdk-dumpcap capture the ports (rte_pdump_init(); 1, the
  *                            default: works in a primary process with shared config)
  *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_delay = N, fault_corrupt = N,
@@ -127,6 +130,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 86400, &c->neigh_reachable_s);
 	if (strcmp(k, "pdump") == 0)
 		return parse_uint(v, 1, &c->pdump);
+	if (strcmp(k, "tx_zero_copy") == 0)
+		return parse_uint(v, 1, &c->tx_zero_copy);
 	if (strcmp(k, "fault_drop") == 0)
 		return parse_uint(v, 1000, &c->fault_drop);
 	if (strcmp(k, "fault_dup") == 0)
@@ -158,6 +163,7 @@ int engine_config_load(struct engine_config *c)
 	c->neigh_retries = 3;
 	c->neigh_reachable_s = 30;
 	c->pdump = 1;
+	c->tx_zero_copy = 1;
 	c->fault_delay_us = 100;
 	for (i = 0; i < n; i++) {
 		if (parse_key(c, kv[i].key, kv[i].value) < 0) {

@@ -13,6 +13,7 @@
  * more the lcores return (they are launched again by the next open).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,7 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	lc->env.tx = engine_env_tx;
 	lc->env.resolve = engine_env_resolve;
 	lc->env.counters = engine_env_counters;
+	lc->env.extbuf_ok = engine_env_extbuf_ok;
 	lc->env.engine = lc;
 	return lc;
 }
@@ -434,6 +436,22 @@ int droce_engine_poll(struct droce_context *ctx)
 	n = engine_iteration(lc);
 	pthread_mutex_unlock(&lc->driver);
 	return (int)RTE_MIN(n, (unsigned int)INT32_MAX);
+}
+
+/* droce_dereg_mr() waits for zero-copy frames of @p dev: an inline instance moves them only
+ * when somebody drives it, a dedicated lcore needs time only. */
+void engine_mr_wait(struct droce_device *dev)
+{
+	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_lcore *lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) :
+			NULL;
+
+	if (lc != NULL && !lc->dedicated && pthread_mutex_trylock(&lc->driver) == 0) {
+		engine_iteration(lc);
+		pthread_mutex_unlock(&lc->driver);
+		return;
+	}
+	sched_yield();
 }
 
 bool droce_engine_is_inline(void)

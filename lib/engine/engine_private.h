@@ -51,6 +51,7 @@ struct engine_config {
 	unsigned int mbuf_size;		/**< data room; 0: from the largest device MTU */
 	unsigned int rxd, txd;		/**< descriptors per queue */
 	unsigned int idle_sleep_us;	/**< dedicated lcore: sleep when idle (0: busy poll) */
+	unsigned int tx_zero_copy;	/**< attach registered memory to TX mbufs where safe */
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
@@ -149,6 +150,9 @@ struct engine_dev {
 	struct engine_qp *active[DROCE_MAX_QP];
 	uint16_t n_tx;
 	bool tx_stalled;		/**< the last flush left frames behind: port full */
+	/** Zero-copy TX (transport_env.extbuf_ok): the port hands frames to a reader in this
+	 *  process (net_ring) and frees them after, so they may point into registered memory. */
+	bool tx_extbuf;
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	struct engine_fault fault;
@@ -252,6 +256,8 @@ unsigned int engine_dev_flush(struct engine_dev *edev);
 /** The transport_env callbacks. */
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev);
+bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev);
+void engine_mr_wait(struct droce_device *dev);
 
 /* fault.c */
 /** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */

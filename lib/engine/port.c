@@ -63,8 +63,33 @@ static int configure(struct engine_dev *edev, struct rte_mempool *pool)
 	return rc;
 }
 
+/*
+ * Free what the port's receive queue holds without reading it: frames a ring partner left
+ * while this port was stopped belong to an earlier life of the device (and zero-copy ones
+ * point into memory whose MR may be waiting for them, droce_dereg_mr()).
+ */
+static void discard_rx(struct engine_dev *edev)
+{
+	struct rte_mbuf *pkts[ENGINE_BURST];
+	uint16_t n;
+
+	while ((n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST)) != 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/* Zero-copy TX only where a frame is read by this process and freed after (net_ring): a
+ * PMD that hands the buffer to a device or another process (virtio_user, NICs) could not
+ * reach application memory. Not with fault injection either: a delayed or reordered frame
+ * could be read after its WR completed and the application reused the memory (it would fail
+ * its ICRC instead of counting as the duplicate it is). */
+static bool port_takes_extbuf(const struct rte_eth_dev_info *info)
+{
+	return engine_cfg.tx_zero_copy && strcmp(info->driver_name, "net_ring") == 0;
+}
+
 int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 {
+	struct rte_eth_dev_info info;
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	int port = verbs_device_port(edev->dev);
 	int rc;
@@ -74,6 +99,8 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	edev->port = (uint16_t)port;
 	memcpy(edev->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
 	rc = configure(edev, pool);
+	if (rc == 0)
+		rc = rte_eth_dev_info_get(edev->port, &info);
 	if (rc == 0)
 		rc = rte_eth_dev_start(edev->port);
 	if (rc != 0) {
@@ -88,6 +115,8 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	rte_eth_allmulticast_enable(edev->port);
 	edev->n_tx = 0;
 	edev->tx_stalled = false;
+	edev->tx_extbuf = port_takes_extbuf(&info);
+	discard_rx(edev);
 	engine_fault_start(edev);
 	edev->started = true;
 	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
@@ -108,6 +137,7 @@ void engine_port_stop(struct engine_dev *edev)
 	edev->cnt.tx_dropped += edev->n_tx;
 	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
 	edev->n_tx = 0;
+	discard_rx(edev);
 	if (rte_eth_dev_stop(edev->port) != 0)
 		ENGINE_LOG(WARNING, "port %u: stop failed", edev->port);
 	edev->started = false;
@@ -159,6 +189,14 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 		engine_fault_tx(edev, m, env->now);
 	else
 		engine_dev_tx(edev, m);
+}
+
+bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)
+{
+	const struct engine_dev *edev = verbs_device_engine(dev);
+
+	RTE_SET_USED(env);
+	return edev->tx_extbuf && !edev->fault.on;
 }
 
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev)

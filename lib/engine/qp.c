@@ -194,4 +194,5 @@ const struct verbs_engine_ops engine_verbs_ops = {
 	.device_close = engine_device_close,
 	.qp_created = qp_created,
 	.mcast = engine_mcast_update,
+	.mr_wait = engine_mr_wait,
 };

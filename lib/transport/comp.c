@@ -82,8 +82,10 @@ void comp_local_err(struct transport_env *env, struct transport_qp *t)
 	RTE_SET_USED(env);
 	if (r->comp == r->head)
 		return;
+	/* The oldest WQE only: a started one (its memory deregistered under it, send_packet())
+	 * fails once every WQE before it completed. */
 	e = &r->ring[r->comp & r->mask];
-	if (e->err && !e->started)
+	if (e->err)
 		comp_fail(t, &c, e->err);
 }
 

@@ -77,6 +77,63 @@ struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len)
 	}
 }
 
+/* Append @p seg to the chain @p m whose last segment is *@p last. */
+static void chain(struct rte_mbuf *m, struct rte_mbuf **last, struct rte_mbuf *seg)
+{
+	(*last)->next = seg;
+	*last = seg;
+	m->pkt_len += seg->data_len;
+	m->nb_segs++;
+}
+
+struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport_qp *t,
+				     const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+				     uint32_t len, bool *gone)
+{
+	struct rte_mbuf *m, *last, *seg;
+	struct droce_mr *mr;
+	uint32_t i, n;
+
+	*gone = false;
+	m = rte_pktmbuf_alloc(env->pool);
+	if (m == NULL)
+		return NULL;
+	last = m;
+	for (i = 0; i < num_sge && len != 0; i++) {
+		const struct ibv_sge *s = &sge[i];
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = RTE_MIN(len, s->length - off);
+		mr = verbs_mr_lookup(t->dev, s->lkey, false);
+		seg = mr != NULL ? rte_pktmbuf_alloc(env->pool) : NULL;
+		if (seg != NULL && !verbs_mr_extbuf_attach(seg, mr, (uint8_t *)(uintptr_t)s->addr +
+							   off, (uint16_t)n)) {
+			rte_pktmbuf_free(seg);
+			seg = NULL;
+			mr = NULL;
+		}
+		if (seg == NULL) {
+			*gone = mr == NULL;	/* deregistered since the WQE started */
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		chain(m, &last, seg);
+		len -= n;
+		off = 0;
+	}
+	/* Pad and ICRC (droce_build_mbuf()) go after the payload, not into the MR. */
+	seg = len == 0 ? rte_pktmbuf_alloc(env->pool) : NULL;
+	if (seg == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	chain(m, &last, seg);
+	return m;
+}
+
 void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len)
 {
 	const uint8_t *s = src;

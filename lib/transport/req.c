@@ -230,11 +230,32 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 		len = fill_send_write(t, e, &h, &last);
 	else
 		fill_read_atomic(t, e, &h);
-	m = transport_pkt_alloc(env->pool, len);
-	if (m == NULL)
-		return -ENOMEM;
-	if (len != 0)
-		req_gather(e->w, r->off, m, len);
+	/* Zero-copy for first transmissions only: on a FIFO link such a frame is read before
+	 * anything can acknowledge its PSN, so before the WR completes and the application may
+	 * reuse the memory; a retransmission may trail an ACK, and is copied. */
+	m = NULL;
+	if (len >= TRANSPORT_ZCOPY_MIN && e->w->num_sge != 0 && !droce_psn_lt(r->psn, r->psn_hwm) &&
+	    env->extbuf_ok != NULL && env->extbuf_ok(env, t->dev)) {
+		bool gone;
+
+		m = transport_pkt_zcopy(env, t, e->w->sge, e->w->num_sge, r->off, len, &gone);
+		if (gone) {
+			/* The application deregistered the memory under a WR in progress: the
+			 * WR ends in a local protection error (req_tx()), as the lkey check of a
+			 * new one would. */
+			e->err = IBV_WC_LOC_PROT_ERR;
+			return -EFAULT;
+		}
+	}
+	if (m != NULL) {
+		TCNT(env, t, tx_zero_copy);
+	} else {
+		m = transport_pkt_alloc(env->pool, len);
+		if (m == NULL)
+			return -ENOMEM;
+		if (len != 0)
+			req_gather(e->w, r->off, m, len);
+	}
 	h.psn = r->psn;
 	/* AckReq on the last packet of a message, and now and then inside long ones so
 	 * that the window keeps moving (rxe does the same). */

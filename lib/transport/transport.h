@@ -47,6 +47,9 @@ struct transport_env {
 		       struct droce_flow *flow);
 	/** Counters of @p dev on this lcore. */
 	struct droce_counters *(*counters)(struct transport_env *env, struct droce_device *dev);
+	/** May frames of @p dev carry registered memory as external buffers (zero-copy TX,
+	 *  verbs_mr_extbuf_attach())? NULL: no. */
+	bool (*extbuf_ok)(struct transport_env *env, struct droce_device *dev);
 	void *engine;                   /**< the engine's own */
 };
 

@@ -39,6 +39,9 @@ extern int transport_logtype;
 #define TRANSPORT_OUT_SIZE 64
 /** Bytes an mbuf segment keeps free so that pad and ICRC always fit at the end. */
 #define TRANSPORT_TAIL_RESERVE 8
+/* Payloads of at least this many bytes leave without a copy where the port allows it
+ * (transport_pkt_zcopy()); below, two more mbufs cost more than the copy. */
+#define TRANSPORT_ZCOPY_MIN 512
 
 #define NO_DEADLINE UINT64_MAX
 /** AETH syndrome of a plain ACK (no credit count). */
@@ -197,6 +200,17 @@ bool transport_path_matches(const struct transport_qp *t, const struct droce_pkt
 /** An mbuf chain with room for @p len payload bytes (pkt_len == len), or NULL. */
 struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len);
 /** Copy @p len bytes from @p src into the chain at payload offset @p off. */
+/**
+ * Zero-copy: a frame whose @p len payload bytes, from offset @p off of the scatter list
+ * @p sge, are segments attached to the registered memory itself (verbs_mr_extbuf_attach()),
+ * between an empty first segment (for the headers) and an empty last one (pad, ICRC).
+ * Segments are at most a path MTU long (the caller's @p len).
+ * @return NULL when an mbuf is not available (the caller copies instead) or, with *@p gone
+ * set, when an MR of the list was deregistered since the WQE started (no byte may be read).
+ */
+struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport_qp *t,
+				     const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+				     uint32_t len, bool *gone);
 void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len);
 /** Copy @p len bytes at frame offset @p off of @p m to @p dst. */
 void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len);

@@ -10,12 +10,18 @@
  * another one (rdma-core's index<<8 | 8-bit key would leave 1 in 256).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/random.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
 
 #include "verbs_private.h"
 
 #define KEY_INDEX_MASK ((1u << DROCE_MR_INDEX_BITS) - 1)
+/* Seconds droce_dereg_mr() waits for zero-copy frames that still carry the MR's memory. */
+#define MR_DRAIN_S 2
 
 /* Access bits droce accepts; the optional range is advisory and ignored (as rdma-core). */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -155,10 +161,42 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, in
 	return &mr->pub;
 }
 
+/*
+ * Zero-copy TX segments of @p mr are still somewhere between the engine and the peer (a
+ * device buffer, a ring, the peer's receive path): wait for their free, driving an inline
+ * engine meanwhile. Pairs with the exchange of inflight in verbs_mr_extbuf_attach(): either
+ * that one sees dead and backs off, or this one sees its segment and waits for it.
+ * @return false when segments are left after MR_DRAIN_S: they sit where nobody reads them
+ * (a ring whose receiving device was closed), and the MR must stay allocated for their free.
+ */
+static bool mr_drain(struct droce_device *dev, struct verbs_mr *mr)
+{
+	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
+	uint64_t end = 0;
+
+	__atomic_store_n(&mr->dead, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&mr->inflight, __ATOMIC_SEQ_CST) != 0) {
+		if (end == 0)
+			end = rte_get_timer_cycles() + MR_DRAIN_S * rte_get_timer_hz();
+		else if (rte_get_timer_cycles() > end)
+			break;
+		if (ops != NULL && ops->mr_wait != NULL)
+			ops->mr_wait(dev);
+		else
+			sched_yield();
+	}
+	if (__atomic_load_n(&mr->inflight, __ATOMIC_SEQ_CST) == 0)
+		return true;
+	VERBS_LOG(WARNING, "dereg_mr: %u frames still carry the MR's memory after %u s; "
+		  "its bookkeeping is kept for them", mr->inflight, MR_DRAIN_S);
+	return false;
+}
+
 int droce_dereg_mr(struct droce_mr *m)
 {
 	struct droce_device *dev;
 	struct verbs_mr *mr;
+	bool leak;
 
 	if (m == NULL)
 		return EINVAL;
@@ -167,8 +205,10 @@ int droce_dereg_mr(struct droce_mr *m)
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	leak = !mr_drain(dev, mr);
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
-	free(mr);
+	if (!leak)
+		free(mr);
 	return 0;
 }
 
@@ -186,4 +226,38 @@ struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool re
 int verbs_mr_access(const struct droce_mr *mr)
 {
 	return container_of(mr, const struct verbs_mr, pub)->access;
+}
+
+/* The last reference to a zero-copy segment is gone (rte_pktmbuf_free() of it). */
+static void extbuf_free(void *addr, void *opaque)
+{
+	struct verbs_mr *mr = opaque;
+
+	RTE_SET_USED(addr);
+	/* Pairs with the load in mr_drain(): the segment's readers are done before. */
+	__atomic_fetch_sub(&mr->inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+bool verbs_mr_extbuf_attach(struct rte_mbuf *seg, struct droce_mr *m, void *addr, uint16_t len)
+{
+	struct verbs_mr *mr = to_vmr(m);
+	struct rte_mbuf_ext_shared_info *sh;
+
+	/* Pairs with mr_drain(): announce the segment, then look for dead. */
+	__atomic_fetch_add(&mr->inflight, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&mr->dead, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_fetch_sub(&mr->inflight, 1, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	/* The segment's own room is unused while it is attached, and (never cloned) it is the
+	 * only reference to its shared info: freed, it calls extbuf_free() before the room is
+	 * its own again. */
+	sh = (struct rte_mbuf_ext_shared_info *)seg->buf_addr;
+	sh->free_cb = extbuf_free;
+	sh->fcb_opaque = mr;
+	rte_mbuf_ext_refcnt_set(sh, 1);
+	rte_pktmbuf_attach_extbuf(seg, addr, RTE_BAD_IOVA, len, sh);
+	seg->data_len = len;
+	seg->pkt_len = len;
+	return true;
 }

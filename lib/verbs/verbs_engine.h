@@ -58,6 +58,8 @@
 #include "droce.h"
 #include "droce_config.h"
 
+struct rte_mbuf;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -195,6 +197,17 @@ struct droce_qp *verbs_qp_lookup(struct droce_device *dev, uint32_t qpn);
 struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool remote);
 /** Access flags an MR was registered with. */
 int verbs_mr_access(const struct droce_mr *mr);
+/**
+ * Zero-copy TX: make @p seg (a fresh direct mbuf, not part of a chain yet) carry the @p len
+ * bytes at @p addr inside @p mr as an external buffer, without copying them. The segment's
+ * own data room holds the buffer's shared info, so the segment must never be cloned (copy
+ * it: rte_pktmbuf_copy()). Freeing the segment releases the MR; droce_dereg_mr() waits until
+ * every segment of the MR is freed, so the memory is never read after the application got it
+ * back.
+ * @return true; false when @p mr is being deregistered (send a copy instead).
+ */
+bool verbs_mr_extbuf_attach(struct rte_mbuf *seg, struct droce_mr *mr, void *addr,
+			    uint16_t len);
 /** The DPDK port of a device, or -1 while it has none (ring pair waiting for its partner). */
 int verbs_device_port(const struct droce_device *dev);
 /** Find a device by name, or NULL. */
@@ -290,6 +303,10 @@ struct verbs_engine_ops {
 	 *  arguments and the limits (DROCE_MAX_MCAST_*) and serialises the calls per device.
 	 *  @return 0, -errno (droce_attach_mcast()/droce_detach_mcast() then fail with it). */
 	int (*mcast)(struct droce_qp *qp, const union ibv_gid *gid, bool attach);
+	/** droce_dereg_mr() waits for frames that still carry the MR's memory (zero-copy TX)
+	 *  on @p dev: make progress (an inline engine runs an iteration; an lcore engine needs
+	 *  nothing but time). */
+	void (*mr_wait)(struct droce_device *dev);
 };
 
 /** Register the engine (one; a second call replaces the first). */

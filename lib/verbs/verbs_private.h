@@ -94,6 +94,11 @@ struct verbs_mr {
 	struct droce_mr pub;
 	int access;
 	uint32_t index;
+	/** Mbuf segments that carry this MR's memory as an external buffer (zero-copy TX,
+	 *  verbs_mr_extbuf_attach()); droce_dereg_mr() waits until none is left. */
+	uint32_t inflight;
+	/** Set by droce_dereg_mr() before it waits: no new segment may attach. */
+	uint32_t dead;
 };
 
 struct verbs_ah {
