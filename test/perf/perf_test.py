@@ -18,6 +18,8 @@ def run(*args, code=0):
     if p.returncode != code:
         sys.exit(f'droce-perf {" ".join(args)}: exit {p.returncode}, expected {code}\n'
                  f'{p.stdout}\n{p.stderr}')
+    # Nothing reaches a destroyed QP at teardown (the engine logs the first drop per reason).
+    assert 'dropped a frame' not in p.stderr, (args, p.stderr)
     return p
 
 
@@ -109,6 +111,17 @@ def write_bw_packets_per_path_mtu():
         mtu, server = o['mtu'], o['counters']['server']
         assert mtu == (1024 if mtu_opt else 4096), o
         assert server['rx_roce'] == 200 * 65536 // mtu, (mtu, server)
+
+
+def bw_duration_ends_with_every_wr_completed():
+    """-D stops posting at a deadline; the run still ends with every WR it posted completed and
+    counted, so the link is quiet after it: at 64 KiB the server received exactly
+    iterations x 64 KiB / path MTU WRITE packets (READ: sent that many responses), and no ACK or
+    READ response arrives after the client's QP is destroyed (run() checks stderr)."""
+    for test, side in (('write_bw', 'server'), ('read_bw', 'client')):
+        o = json.loads(run(test, '-s', '65536', '-D', '0.3', '--json', '--no-raw').stdout)
+        n = o['iterations'] * 65536 // o['mtu']
+        assert o['iterations'] > 0 and o['counters'][side]['rx_roce'] == n, (test, n, o)
 
 
 def bad_options_refused():

@@ -57,6 +57,7 @@ def pair(*args):
         assert code == 0, f'{who} {args}: exit {code}\n{out}\n{err}'
         assert 'two processes, vhost-user (this: ' + who in out, out
         assert 'raw link' not in err, err
+        assert 'dropped a frame' not in err, err    # nothing reaches a destroyed QP
         assert 'WARNING' not in out, out
     return cli.stdout, sout
 
