@@ -6,7 +6,10 @@
  * posted as chains with one WR in -Q signalled (CQ moderation), and polls
  * its send CQ; for send tests the server's receive completions are replaced as they come.
  * -n counts messages per QP (as perftest); -D runs for a time. Peak is the best of
- * PERF_SLICES equal slices of the run (by messages, or by time with -D).
+ * PERF_SLICES equal slices of the run (by messages, or by time with -D). When -D (or Ctrl-C)
+ * stops the posting, a QP whose last WRs are unsignalled posts one more, signalled: the run
+ * ends when every WR posted has completed, so no ACK or READ response is still on its way
+ * (it would reach the next size's run, or a destroyed QP and be dropped as rx_unknown_qp).
  * A step visits only the QPs that can post (a completion came back since they last could
  * not), and keeps totals instead of scanning: with 10 000 QPs the client's core must not
  * spend more per message than the engine does.
@@ -28,18 +31,18 @@ struct bw_qp {
 	struct ibv_send_wr *wr;	/* tx_depth WRs, chained as needed */
 	struct ibv_sge *sge;
 	uint64_t posted, outstanding;
+	uint64_t target;	/* WRs to post: -n, UINT64_MAX with -D until posting stops */
 	unsigned int since_sig;	/* WRs posted since the last signalled one */
 	bool queued;		/* in bw_run.ready */
 };
 
 struct bw_run {
 	struct bw_qp *qp;
-	uint64_t target;	/* per QP; UINT64_MAX with -D */
 	uint64_t completed, next_mark, start, last, end_tsc;
 	double peak;
 	uint64_t mark_tsc, mark_done;
 	unsigned int flags;	/* IBV_SEND_INLINE or 0 */
-	bool posting;
+	bool stopped;		/* -D ran out or Ctrl-C: only the last signalled WRs are posted */
 	uint32_t *ready;	/* QPs to visit for posting, n_ready of them */
 	unsigned int n_ready;
 	uint64_t outstanding;	/* over all QPs */
@@ -67,6 +70,7 @@ static int bw_alloc(struct perf_ctx *c, struct bw_run *b)
 		make_ready(b, q);
 		struct bw_qp *p = &b->qp[q];
 
+		p->target = c->o->duration > 0 ? UINT64_MAX : c->o->iters;
 		p->wr = calloc(m, sizeof(*p->wr));
 		p->sge = calloc(m, sizeof(*p->sge));
 		if (p->wr == NULL || p->sge == NULL)
@@ -96,7 +100,7 @@ static void bw_free(const struct perf_ctx *c, struct bw_run *b)
 static int post_chain(struct perf_ctx *c, struct bw_run *b, unsigned int q)
 {
 	struct bw_qp *p = &b->qp[q];
-	uint64_t room = c->o->tx_depth - p->outstanding, left = b->target - p->posted;
+	uint64_t room = c->o->tx_depth - p->outstanding, left = p->target - p->posted;
 	unsigned int n = (unsigned int)RTE_MIN(room, left), i;
 	struct ibv_send_wr *bad;
 	int rc;
@@ -110,7 +114,7 @@ static int post_chain(struct perf_ctx *c, struct bw_run *b, unsigned int q)
 
 		w->send_flags = b->flags;
 		w->next = i + 1 < n ? w + 1 : NULL;
-		if (++p->since_sig == c->o->cq_mod || p->posted + i + 1 == b->target) {
+		if (++p->since_sig == c->o->cq_mod || p->posted + i + 1 == p->target) {
 			w->send_flags |= IBV_SEND_SIGNALED;
 			w->wr_id = (uint64_t)q << 32 | p->since_sig;
 			p->since_sig = 0;
@@ -124,21 +128,27 @@ static int post_chain(struct perf_ctx *c, struct bw_run *b, unsigned int q)
 	p->posted += n;
 	p->outstanding += n;
 	b->outstanding += n;
-	if (p->posted == b->target)
+	if (p->posted == p->target)
 		b->unposted--;
 	return 0;
 }
 
-/* Posting stops (-D, Ctrl-C): WRs after the last signalled one complete unseen. */
+/* Posting stops (-D, Ctrl-C): WRs after a QP's last signalled one would complete unseen, so
+ * that QP posts one more, signalled, whose completion accounts for them. */
 static void stop_posting(const struct perf_ctx *c, struct bw_run *b)
 {
 	unsigned int q;
 
-	b->posting = false;
+	b->stopped = true;
+	b->unposted = 0;
 	for (q = 0; q < c->o->qps; q++) {
-		b->qp[q].outstanding -= b->qp[q].since_sig;
-		b->outstanding -= b->qp[q].since_sig;
-		b->qp[q].since_sig = 0;
+		struct bw_qp *p = &b->qp[q];
+
+		p->target = p->posted + (p->since_sig != 0);
+		if (p->posted != p->target) {
+			b->unposted++;
+			make_ready(b, q);
+		}
 	}
 }
 
@@ -158,7 +168,7 @@ static void mark(const struct perf_ctx *c, struct bw_run *b, uint64_t now)
 		b->next_mark = now + (uint64_t)(c->o->duration / PERF_SLICES *
 						 (double)rte_get_tsc_hz());
 	else
-		b->next_mark = b->completed + RTE_MAX(b->target * c->o->qps / PERF_SLICES, 1ull);
+		b->next_mark = b->completed + RTE_MAX(c->o->iters * c->o->qps / PERF_SLICES, 1ull);
 }
 
 static int poll_send(struct perf_ctx *c, struct bw_run *b)
@@ -208,7 +218,7 @@ static int poll_recv(struct perf_ctx *c)
 
 static bool qp_busy(const struct bw_run *b)
 {
-	return b->outstanding != 0 || (b->posting && b->unposted != 0);
+	return b->outstanding != 0 || b->unposted != 0;
 }
 
 /* Post on the QPs that are ready; one that cannot post now becomes ready again with its
@@ -234,9 +244,9 @@ static int bw_step(struct perf_ctx *c, struct bw_run *b, uint64_t *stall)
 	uint64_t now = rte_rdtsc();
 	int n;
 
-	if (b->posting && (perf_stop || (c->o->duration > 0 && now >= b->end_tsc)))
+	if (!b->stopped && (perf_stop || (c->o->duration > 0 && now >= b->end_tsc)))
 		stop_posting(c, b);
-	if (b->posting && post_ready(c, b) != 0)
+	if (b->unposted != 0 && post_ready(c, b) != 0)
 		return -1;
 	n = poll_send(c, b);
 	if (n < 0 || (c->o->verb->needs_recv && c->fd < 0 && poll_recv(c) != 0))
@@ -258,7 +268,7 @@ static int bw_step(struct perf_ctx *c, struct bw_run *b, uint64_t *stall)
 
 int perf_bw_run(struct perf_ctx *c, struct perf_result *r)
 {
-	struct bw_run b = { .posting = true };
+	struct bw_run b = { .stopped = false };
 	uint64_t hz = rte_get_tsc_hz(), stall, next_progress;
 	int rc;
 
@@ -266,7 +276,6 @@ int perf_bw_run(struct perf_ctx *c, struct perf_result *r)
 		bw_free(c, &b);
 		return -1;
 	}
-	b.target = c->o->duration > 0 ? UINT64_MAX : c->o->iters;
 	if ((c->o->verb == &perf_verb_write || c->o->verb == &perf_verb_send) &&
 	    c->size <= c->o->inline_size)
 		b.flags = IBV_SEND_INLINE;

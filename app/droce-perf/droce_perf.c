@@ -93,24 +93,27 @@ static unsigned int sizes(const struct perf_opts *o, uint32_t out[24])
 	return n;
 }
 
-/* The references for every size, while the ports are still free. */
-static void references(const struct perf_opts *o, const uint32_t *sz, unsigned int n,
+static void raw_copy(struct perf_refs *to, const struct perf_refs *from)
+{
+	to->raw_mpps = from->raw_mpps;
+	to->raw_hop_us = from->raw_hop_us;
+	to->frame_len = from->frame_len;
+}
+
+/* One process: the raw link for every frame length, while the ports are still free. */
+static void references(const struct perf_ctx *c, const uint32_t *sz, unsigned int n,
 		       struct perf_refs *refs)
 {
-	enum ibv_mtu mtu = o->mtu != 0 ? o->mtu : IBV_MTU_1024;
 	unsigned int i;
 
 	for (i = 0; i < n && !perf_stop; i++) {
-		uint32_t fl = perf_frame_len(sz[i], mtu);
+		uint32_t fl = perf_frame_len(sz[i], c->mtu);
 
 		if (i > 0 && fl == refs[i - 1].frame_len)
-			refs[i] = refs[i - 1];
-		else if (o->role != PERF_BOTH)
-			;	/* measured once the peers are connected: peer_references() */
-		else if (perf_raw_measure(o, fl, &refs[i]) != 0 && i == 0 && !o->json)
+			raw_copy(&refs[i], &refs[i - 1]);
+		else if (perf_raw_measure(c->o, fl, &refs[i]) != 0 && i == 0 && !c->o->json)
 			fprintf(stderr, "droce-perf: raw link not measured (needs the two ports "
 				"of an in-process pair)\n");
-		perf_bounds_measure(sz[i], 128u << mtu, &refs[i]);
 	}
 }
 
@@ -118,22 +121,29 @@ static void references(const struct perf_opts *o, const uint32_t *sz, unsigned i
 static int peer_references(struct perf_ctx *c, const uint32_t *sz, unsigned int n,
 			   struct perf_refs *refs)
 {
-	enum ibv_mtu mtu = c->o->mtu != 0 ? c->o->mtu : IBV_MTU_1024;
 	unsigned int i;
 
 	for (i = 0; i < n && !perf_stop; i++) {
-		uint32_t fl = perf_frame_len(sz[i], mtu);
+		uint32_t fl = perf_frame_len(sz[i], c->mtu);
 
 		if (i > 0 && fl == refs[i - 1].frame_len) {
-			refs[i].raw_mpps = refs[i - 1].raw_mpps;
-			refs[i].raw_hop_us = refs[i - 1].raw_hop_us;
-			refs[i].frame_len = fl;
+			raw_copy(&refs[i], &refs[i - 1]);
 		} else if (perf_raw_measure_peer(c, fl, &refs[i]) != 0) {
 			fprintf(stderr, "droce-perf: raw link reference failed\n");
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* One core's bound for every size, in pieces of the run's path MTU, as droce works. */
+static void bounds(const struct perf_ctx *c, const uint32_t *sz, unsigned int n,
+		   struct perf_refs *refs)
+{
+	unsigned int i;
+
+	for (i = 0; i < n && !perf_stop; i++)
+		perf_bounds_measure(sz[i], 128u << c->mtu, &refs[i]);
 }
 
 /* One size: run it (or, as a two-process server, serve it) and exchange the results. */
@@ -219,11 +229,18 @@ int main(int argc, char **argv)
 		perf_peer_stop(&c);
 		return 1;
 	}
-	if (!o.no_raw)
-		references(&o, sz, n, refs);
-	rc = perf_setup_open(&c);
+	rc = 0;
+	if (!o.no_raw && o.role == PERF_BOTH) {
+		rc = perf_setup_path_mtu(&c);
+		if (rc == 0)
+			references(&c, sz, n, refs);
+	}
+	if (rc == 0)
+		rc = perf_setup_open(&c);
 	if (rc == 0)
 		rc = perf_setup_qps(&c);
+	if (rc == 0 && !o.no_raw)
+		bounds(&c, sz, n, refs);
 	if (rc == 0 && c.fd >= 0)
 		rc = perf_peer_barrier(&c) == 0 &&
 		     (o.no_raw || peer_references(&c, sz, n, refs) == 0) &&

@@ -70,11 +70,11 @@ static int write_ini(const struct perf_opts *o)
 		o->eal != NULL ? o->eal : eal_args);
 	if (srv)
 		fprintf(f, "[device vhost0]\ndevargs = net_vhost0,iface=%s,queues=1\n"
-			"mac = 02:d0:0c:00:01:01\nipv4 = 10.98.0.1\nmtu = 1500\n", sock_path);
+			"mac = 02:d0:0c:00:01:01\nipv4 = 10.98.0.1\nmtu = 9000\n", sock_path);
 	else
 		fprintf(f, "[device virtio0]\ndevargs = net_virtio_user0,path=%s,queues=1,"
 			"queue_size=1024,mac=02:d0:0c:00:01:02\nmac = 02:d0:0c:00:01:02\n"
-			"ipv4 = 10.98.0.2\nmtu = 1500\n", sock_path);
+			"ipv4 = 10.98.0.2\nmtu = 9000\n", sock_path);
 	if (fclose(f) != 0)
 		return -1;
 	setenv("DROCE_CONFIG", ini_path, 1);

@@ -146,6 +146,7 @@ extern volatile sig_atomic_t perf_stop;
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
 
 /* setup.c */
+int perf_setup_path_mtu(struct perf_ctx *c);
 int perf_setup_open(struct perf_ctx *c);
 int perf_setup_qps(struct perf_ctx *c);
 void perf_setup_close(struct perf_ctx *c);
@@ -189,7 +190,7 @@ int perf_lat_post(struct perf_ctx *c, int side, struct ibv_send_wr *wr, bool wai
 int perf_lat_request(struct perf_ctx *c, uint64_t it);
 int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
 
-/* rawfwd.c: before the devices are opened (the engine does not own the ports yet). */
+/* rawfwd.c: while the devices are not open (the engine does not drive the ports). */
 int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_refs *refs);
 /* Two processes, after the QPs are connected: both sides call it for the same frame lengths. */
 int perf_raw_measure_peer(struct perf_ctx *c, uint32_t frame_len, struct perf_refs *refs);

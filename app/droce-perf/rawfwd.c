@@ -6,8 +6,9 @@
  * engine will run on — testpmd's io-forward mode (receive a burst on one port, transmit it
  * unchanged on its partner) over the pair, seeded with PERF_RAW_SEEDS frames of the run's
  * frame length; then one frame ping-ponged for the latency of a hop. It runs after the
- * devices are created (their ports exist) and before they are opened (the engine has not
- * configured the ports yet, so nothing else uses them); the engine then reconfigures them.
+ * devices are created (their ports exist) and while they are not open (only opened and closed
+ * once for the path MTU: the last close stops the engine's lcores and ports, so nothing else
+ * uses them); the engine then reconfigures them.
  */
 #include <stdbool.h>
 #include <stdio.h>

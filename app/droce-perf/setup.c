@@ -86,6 +86,7 @@ static int open_devices(struct perf_ctx *c)
 	return 0;
 }
 
+/* The path MTU: -m, else the smaller active MTU of the local ports. */
 static int port_ready(struct perf_ctx *c)
 {
 	struct ibv_port_attr pa;
@@ -98,7 +99,7 @@ static int port_ready(struct perf_ctx *c)
 				"is not active\n", i);
 			return -1;
 		}
-		if (i == c->lo)
+		if (i == c->lo || pa.active_mtu < c->mtu)
 			c->mtu = pa.active_mtu;
 	}
 	if (c->o->mtu != 0) {
@@ -135,6 +136,24 @@ static int side_objects(struct perf_ctx *c, struct perf_side *s)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The path MTU before the run, in one process: the raw link reference (rawfwd.c) needs the
+ * ports free, so the devices are opened for the port query and closed again (the last close
+ * stops the engine's lcores and ports; perf_setup_open() starts them again).
+ */
+int perf_setup_path_mtu(struct perf_ctx *c)
+{
+	int rc = open_devices(c) == 0 && port_ready(c) == 0 ? 0 : -1;
+	int i;
+
+	for (i = c->lo; i <= c->hi; i++) {
+		if (c->side[i].ctx != NULL)
+			droce_close_device(c->side[i].ctx);
+		c->side[i].ctx = NULL;
+	}
+	return rc;
 }
 
 int perf_setup_open(struct perf_ctx *c)

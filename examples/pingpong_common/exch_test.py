@@ -13,6 +13,8 @@ rdma-core's ibv_<tool>_pingpong does: 52-byte "%04x:%06x:%06x:<32 hex GID>" plus
 that bad options are refused with the usage text.
 """
 import argparse
+import configparser
+import os
 import re
 import socket
 import subprocess
@@ -36,6 +38,17 @@ TOOLS = {"rc": dict(n=1, sep=",", foreign="-q", args=[]),
          "srq": dict(n=256, sep=",", foreign="-N", args=["-q", "3"])}
 tool = None
 failures = []
+ROCE_OVERHEAD = 80      # DROCE_ROCE_OVERHEAD: the bytes around a RoCE v2 payload in a frame
+
+
+def port_mtu():
+    """droce0's active MTU under the embedded default (config/default.ini is its copy): the
+    largest IB MTU whose frame fits the configured Ethernet MTU."""
+    ini = configparser.ConfigParser(inline_comment_prefixes=(";",))
+    ini.read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "config",
+                          "default.ini"))
+    eth = int(ini["device droce0"]["mtu"])
+    return max(m for m in (256, 512, 1024, 2048, 4096) if m + ROCE_OVERHEAD <= eth)
 
 
 def check(cond, what):
@@ -169,7 +182,8 @@ def bad_options(prog):
     p = subprocess.run([prog, "-h"], capture_output=True, text=True, timeout=30)
     check(p.returncode == 0 and "--chk" in p.stdout, "-h: usage, exit 0")
     late = {"srq": (["-q", "8", "-r", "4"], "rx_depth 4 is too small for 8 QPs"),
-            "ud": (["-s", "1025"], "Requested size larger than port MTU (1024)")}.get(tool)
+            "ud": (["-s", str(port_mtu() + 1)],
+                   f"Requested size larger than port MTU ({port_mtu()})")}.get(tool)
     if late:
         p = subprocess.run([prog] + late[0], capture_output=True, text=True, timeout=30)
         check(p.returncode == 1 and late[1] in p.stderr, f"{' '.join(late[0])}: '{late[1]}', exit 1")

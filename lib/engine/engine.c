@@ -138,6 +138,14 @@ static int lcore_entry(void *arg)
 
 /* ---- Instances ---- */
 
+/*
+ * Bytes a PMD may count against an RX buffer beyond the frame: DPDK 22.11's virtio PMD
+ * refuses an RX queue without scatter unless MTU + 14 + 4 + its 12-byte virtio-net header
+ * fit in the data room (the header actually goes to the headroom), 8 bytes more than a frame
+ * with its CRC.
+ */
+#define ENGINE_RX_SLACK 64
+
 /* Data room that holds the largest device frame in one segment (or [engine] mbuf_size). */
 static uint16_t data_room(void)
 {
@@ -149,7 +157,7 @@ static uint16_t data_room(void)
 		mtu = RTE_MAX(mtu, (uint32_t)verbs_device_cfg(list[i])->mtu);
 	droce_free_device_list(list);
 	room = engine_cfg.mbuf_size != 0 ? engine_cfg.mbuf_size :
-		mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+		mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN + ENGINE_RX_SLACK;
 	room = RTE_MAX(room, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM) + RTE_PKTMBUF_HEADROOM;
 	return (uint16_t)RTE_MIN(room, (uint32_t)UINT16_MAX);
 }

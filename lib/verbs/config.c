@@ -33,6 +33,8 @@ static const char default_ini[] =
 	"; Keys: [eal] args; [engine] lcores, mbufs, ... (doc/engine.md); [device NAME]\n"
 	"; devargs | ring_pair, mac, ipv4, ipv6 (comma-separated), mtu (Ethernet), neigh.\n"
 	"; See doc/api.md.\n"
+	"; mtu = 9000: an in-memory link carries jumbo frames, as RoCE fabrics do, so the active MTU\n"
+	"; is 4096. For path MTU 1024 set mtu = 1500 (or per QP: path_mtu, perftest's -m 1024).\n"
 	"[eal]\n"
 	"args = --no-huge --no-shconf -m 512 --no-pci --log-level=lib.eal:error\n"
 	"\n"
@@ -45,13 +47,13 @@ static const char default_ini[] =
 	"ring_pair = loop0\n"
 	"mac = 02:d0:0c:00:00:01\n"
 	"ipv4 = 10.99.0.1\n"
-	"mtu = 1500\n"
+	"mtu = 9000\n"
 	"\n"
 	"[device droce1]\n"
 	"ring_pair = loop0\n"
 	"mac = 02:d0:0c:00:00:02\n"
 	"ipv4 = 10.99.0.2\n"
-	"mtu = 1500\n";
+	"mtu = 9000\n";
 
 const char *verbs_config_default_ini(void)
 {

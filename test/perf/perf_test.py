@@ -18,6 +18,8 @@ def run(*args, code=0):
     if p.returncode != code:
         sys.exit(f'droce-perf {" ".join(args)}: exit {p.returncode}, expected {code}\n'
                  f'{p.stdout}\n{p.stderr}')
+    # Nothing reaches a destroyed QP at teardown (the engine logs the first drop per reason).
+    assert 'dropped a frame' not in p.stderr, (args, p.stderr)
     return p
 
 
@@ -90,8 +92,36 @@ def uc_write_bw_and_ud_send_lat():
     out = run('send_lat', '-c', 'UD', '-s', '64', '-n', '200', '--no-raw').stdout
     assert 'Connection type: UD' in out, out
     assert lines_with(out, LAT, 9)[0][:2] == ['64', '200']
-    out = run('send_bw', '-c', 'UD', '-a', '-n', '20', '-t', '16', '--json', '--no-raw').stdout
-    assert [json.loads(l)['bytes'] for l in out.splitlines()] == [2 ** i for i in range(1, 11)]
+    # UD's -a stops at the path MTU: the port's active MTU, or -m.
+    for mtu_opt in ([], ['-m', '1024']):
+        out = run('send_bw', '-c', 'UD', '-a', '-n', '20', '-t', '16', '--json', '--no-raw',
+                  *mtu_opt).stdout
+        objs = [json.loads(l) for l in out.splitlines()]
+        mtu = objs[0]['mtu']
+        assert mtu_opt == [] or mtu == 1024, objs[0]
+        assert [o['bytes'] for o in objs] == [2 ** i for i in range(1, mtu.bit_length())], out
+
+
+def write_bw_packets_per_path_mtu():
+    """A 64 KiB WRITE is 64 KiB / path MTU packets: the port's active MTU (4096 on the
+    embedded default's jumbo link), and 1024 with -m 1024."""
+    for mtu_opt in ([], ['-m', '1024']):
+        out = run('write_bw', '-s', '65536', '-n', '200', '--json', '--no-raw', *mtu_opt).stdout
+        o = json.loads(out)
+        mtu, server = o['mtu'], o['counters']['server']
+        assert mtu == (1024 if mtu_opt else 4096), o
+        assert server['rx_roce'] == 200 * 65536 // mtu, (mtu, server)
+
+
+def bw_duration_ends_with_every_wr_completed():
+    """-D stops posting at a deadline; the run still ends with every WR it posted completed and
+    counted, so the link is quiet after it: at 64 KiB the server received exactly
+    iterations x 64 KiB / path MTU WRITE packets (READ: sent that many responses), and no ACK or
+    READ response arrives after the client's QP is destroyed (run() checks stderr)."""
+    for test, side in (('write_bw', 'server'), ('read_bw', 'client')):
+        o = json.loads(run(test, '-s', '65536', '-D', '0.3', '--json', '--no-raw').stdout)
+        n = o['iterations'] * 65536 // o['mtu']
+        assert o['iterations'] > 0 and o['counters'][side]['rx_roce'] == n, (test, n, o)
 
 
 def bad_options_refused():
@@ -101,7 +131,8 @@ def bad_options_refused():
                       (['write_bw', '-c', 'UD'], 'UD connection only possible in SEND verb'),
                       (['read_bw', '-c', 'UC'], 'UC connection not possible in READ/ATOMIC'),
                       (['write_bw', '-c', 'XRC'], 'connection XRC is not supported'),
-                      (['send_bw', '-c', 'UD', '-s', '2048'], 'above the path MTU'),
+                      (['send_bw', '-c', 'UD', '-s', '8192'], 'above the path MTU'),
+                      (['send_bw', '-c', 'UD', '-m', '1024', '-s', '2048'], 'above the path MTU'),
                       (['write_bw', '-m', '1500'], "bad MTU '1500'"),
                       (['write_bw', '-q', '20000'], "bad QP count '20000'"),
                       ([], 'no test given')]:

@@ -64,7 +64,8 @@ static void test_queries(void)
 
 	CHECK_EQ(droce_query_port(ctx, 1, &pa), 0);
 	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
-	CHECK_EQ(pa.active_mtu, IBV_MTU_1024);	/* Ethernet MTU 1500 */
+	/* The configured Ethernet MTU decides (9000 in the embedded default: 4096). */
+	CHECK_EQ(pa.active_mtu, verbs_mtu_from_eth(verbs_device_cfg(ctx->device)->mtu));
 	CHECK_EQ(pa.max_mtu, IBV_MTU_4096);
 	CHECK_EQ(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
 	CHECK_EQ(pa.gid_tbl_len, DROCE_MAX_GID);
@@ -148,6 +149,8 @@ static void test_ini_files(const char *cfgdir)
 	CHECK_EQ(verbs_config_load(path, c), 0);
 	CHECK_EQ(c->n_dev, 2);
 	CHECK(strcmp(c->dev[1].ring_pair, "loop0") == 0);
+	CHECK_EQ(c->dev[0].mtu, 9000);	/* a jumbo link, as RoCE fabrics run */
+	CHECK_EQ(c->dev[1].mtu, 9000);
 
 	snprintf(path, sizeof(path), "%s/rig.ini", cfgdir);
 	CHECK_EQ(verbs_config_load(path, c), 0);
@@ -185,7 +188,7 @@ static void test_device_add(void)
 	snprintf(cfg.devargs, sizeof(cfg.devargs), "net_null0");
 	CHECK_EQ(droce_device_add(&cfg), -EINVAL);	/* both devargs and ring_pair */
 	cfg.devargs[0] = '\0';
-	cfg.mtu = 9000;
+	cfg.mtu = 1500;	/* not the default's 9000: a port at active MTU 1024 */
 	cfg.n_ipv6 = 1;
 	inet_pton(AF_INET6, "fd00::47", cfg.ipv6[0]);
 	CHECK_EQ(droce_device_add(&cfg), 0);
@@ -197,7 +200,7 @@ static void test_device_add(void)
 	CHECK(ctx != NULL);
 	CHECK_EQ(droce_query_port(ctx, 1, &pa), 0);
 	CHECK_EQ(pa.state, IBV_PORT_DOWN);
-	CHECK_EQ(pa.active_mtu, IBV_MTU_4096);
+	CHECK_EQ(pa.active_mtu, IBV_MTU_1024);
 	CHECK_EQ(droce_query_gid(ctx, 1, 1, &gid), 0);	/* no IPv4: the IPv6 GID is next */
 	CHECK_EQ(gid.raw[0], 0xfd);
 	CHECK_EQ(gid.raw[15], 0x47);
