@@ -41,6 +41,16 @@ struct raw_job {
 
 static struct rte_mempool *raw_pool;
 
+/* The raw phases' pool (both modes), made on first use: frames up to MTU 9000. */
+static struct rte_mempool *raw_pool_get(void)
+{
+	if (raw_pool == NULL)
+		raw_pool = rte_pktmbuf_pool_create("perf_raw", PERF_RAW_MBUFS, 256, 0,
+						   (uint16_t)(RTE_PKTMBUF_HEADROOM + 9216),
+						   (int)rte_socket_id());
+	return raw_pool;
+}
+
 static int port_setup(uint16_t port)
 {
 	struct rte_eth_conf conf;
@@ -232,11 +242,7 @@ int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_
 	refs->frame_len = frame_len;
 	if (find_ports(j.port) != 0)
 		return -1;	/* only the in-process pair has both ends here */
-	if (raw_pool == NULL)
-		raw_pool = rte_pktmbuf_pool_create("perf_raw", PERF_RAW_MBUFS, 256, 0,
-						   (uint16_t)(RTE_PKTMBUF_HEADROOM + 9216),
-						   (int)rte_socket_id());
-	if (raw_pool == NULL)
+	if (raw_pool_get() == NULL)
 		return -1;
 	for (p = 0; p < 2 && rc == 0; p++)
 		rc = port_setup(j.port[p]);
@@ -321,11 +327,7 @@ static int peer_pair(struct perf_ctx *c)
 
 	if (peer_port >= 0)
 		return 0;
-	if (raw_pool == NULL)
-		raw_pool = rte_pktmbuf_pool_create("perf_raw", PERF_RAW_MBUFS, 256, 0,
-						   (uint16_t)(RTE_PKTMBUF_HEADROOM + 9216),
-						   (int)rte_socket_id());
-	if (raw_pool == NULL)
+	if (raw_pool_get() == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s.raw", perf_peer_sock_path());
 	if (srv) {
