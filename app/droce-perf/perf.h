@@ -183,8 +183,9 @@ int perf_peer_barrier(struct perf_ctx *c);
 int perf_warmup(struct perf_ctx *c);
 
 /* bw.c, lat.c */
-int perf_bw_run(struct perf_ctx *c, struct perf_result *r);
-int perf_lat_run(struct perf_ctx *c, struct perf_result *r);
+/* Never inlined (even under LTO): profiles collect exactly these (doc/performance.md). */
+__attribute__((noinline)) int perf_bw_run(struct perf_ctx *c, struct perf_result *r);
+__attribute__((noinline)) int perf_lat_run(struct perf_ctx *c, struct perf_result *r);
 int perf_wait_wc(struct perf_ctx *c, struct droce_cq *cq, struct ibv_wc *wc);
 int perf_lat_post(struct perf_ctx *c, int side, struct ibv_send_wr *wr, bool wait);
 int perf_lat_request(struct perf_ctx *c, uint64_t it);
