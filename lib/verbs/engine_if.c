@@ -42,6 +42,18 @@ static void send_wc(const struct verbs_qp *qp, const struct verbs_send_wqe *w,
 }
 
 /* Complete every send WQE not yet completed with FLUSH_ERR, oldest first. */
+/*
+ * WQEs published and not yet handed out. The head the producer moves is loaded again only when
+ * the last load's WQEs are used up: the engine reads the line the application writes once per
+ * batch of posts, not once per WQE.
+ */
+static uint32_t wq_ready(struct verbs_wq *q)
+{
+	if (q->seen_head == q->fetch)
+		q->seen_head = q->fetch + verbs_ring_ready(&q->r, q->fetch);
+	return q->seen_head - q->fetch;
+}
+
 static void flush_sq(struct verbs_qp *qp)
 {
 	struct verbs_cq *cq = to_vcq(qp->pub.send_cq);
@@ -54,7 +66,7 @@ static void flush_sq(struct verbs_qp *qp)
 		verbs_ring_retire(&q->r, ++q->done);	/* slot free before its CQE shows */
 		verbs_cq_push(cq, &wc, false);
 	}
-	q->fetch = q->done;
+	q->fetch = q->seen_head = q->done;
 }
 
 static void flush_rq(struct verbs_qp *qp)
@@ -78,7 +90,7 @@ static void flush_rq(struct verbs_qp *qp)
 		verbs_ring_retire(&q->r, ++q->done);	/* slot free before its CQE shows */
 		verbs_cq_push(cq, &wc, false);
 	}
-	q->fetch = q->done;
+	q->fetch = q->seen_head = q->done;
 }
 
 int verbs_qp_flush(struct verbs_qp *qp, bool sq, bool rq)
@@ -109,6 +121,7 @@ void verbs_qp_reset_queues(struct verbs_qp *qp)
 		verbs_lock(&qs[i]->lock);	/* no post runs meanwhile */
 		qs[i]->fetch = 0;
 		qs[i]->done = 0;
+		qs[i]->seen_head = 0;
 		verbs_ring_retire(&qs[i]->r, 0);
 		verbs_ring_publish(&qs[i]->r, 0);
 		verbs_unlock(&qs[i]->lock);
@@ -177,7 +190,7 @@ const struct verbs_send_wqe *verbs_sq_next(struct droce_qp *q)
 		}
 		return NULL;
 	}
-	if (st != IBV_QPS_RTS || verbs_ring_ready(&sq->r, sq->fetch) == 0)
+	if (st != IBV_QPS_RTS || wq_ready(sq) == 0)
 		return NULL;
 	return verbs_wq_slot(sq, sq->fetch++);
 }
@@ -270,8 +283,7 @@ const struct verbs_recv_wqe *verbs_rq_next(struct droce_qp *q)
 		}
 		return NULL;
 	}
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT ||
-	    verbs_ring_ready(&rq->r, rq->fetch) == 0)
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || wq_ready(rq) == 0)
 		return NULL;
 	return verbs_wq_slot(rq, rq->fetch++);
 }

@@ -132,8 +132,10 @@ struct verbs_cq {
 	struct droce_cq pub;
 	struct verbs_ring r;
 	struct ibv_wc *wc;		/**< r.size entries */
-	verbs_lock_t prod_lock;	/**< engine side only */
-	verbs_lock_t poll_lock;	/**< application side only */
+	/* Each side's lock on its own cache line: the engine takes prod_lock per completion and
+	 * the application poll_lock per poll, and sharing a line would bounce it per call. */
+	verbs_lock_t prod_lock __rte_cache_aligned;	/**< engine side only */
+	verbs_lock_t poll_lock __rte_cache_aligned;	/**< application side only */
 	uint32_t armed;			/**< CQ_ARM_*: req_notify stores, producer exchanges */
 	uint32_t error;			/**< 1 after an overrun (atomic) */
 	uint64_t dropped;		/**< completions lost to the error state (prod_lock) */
@@ -152,9 +154,12 @@ struct verbs_wq {
 	uint32_t stride;		/**< bytes per WQE slot */
 	uint32_t max_sge;
 	uint32_t max_inline;
-	verbs_lock_t lock;		/**< producers (application side) */
-	uint32_t fetch;			/**< consumer private: next WQE to hand out */
+	/* Producer and consumer fields on separate cache lines: the application takes the lock
+	 * per post, the engine moves fetch/done per WQE. */
+	verbs_lock_t lock __rte_cache_aligned;	/**< producers (application side) */
+	uint32_t fetch __rte_cache_aligned;	/**< consumer private: next WQE to hand out */
 	uint32_t done;			/**< consumer private: WQEs completed (tail <= done) */
+	uint32_t seen_head;		/**< consumer private: ring head last loaded */
 };
 
 struct verbs_srq {
