@@ -88,18 +88,22 @@ static uint32_t icrc_small(const uint8_t *l3, uint32_t len)
 	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, buf, len);
 }
 
-uint32_t droce_icrc(const void *l3, uint32_t len)
+uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len)
 {
 	uint8_t masked[MASKED_MAX];
 	uint32_t n;
 
-	if (len > 0 && is_v4_small(l3, len))
-		return icrc_v4_small(l3, len);
+	if (len <= SMALL_MAX)
+		return len > 0 && is_v4_small(l3, len) ? icrc_v4_small(l3, len) : icrc_small(l3, len);
 	n = masked_headers(l3, len, masked);
 	if (n == 0)
 		return 0;
-	return crc32_gzip_refl(crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n),
-			       (const uint8_t *)l3 + n, len - n);
+	return crc32_gzip_refl(crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n), l3 + n, len - n);
+}
+
+uint32_t droce_icrc(const void *l3, uint32_t len)
+{
+	return droce_icrc_contig(l3, len);
 }
 
 uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
@@ -110,10 +114,8 @@ uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len
 
 	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
 		return 0;
-	if (len <= SMALL_MAX && l3_off + len <= rte_pktmbuf_data_len(m)) {
-		hdrs = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
-		return is_v4_small(hdrs, len) ? icrc_v4_small(hdrs, len) : icrc_small(hdrs, len);
-	}
+	if (l3_off + len <= rte_pktmbuf_data_len(m))
+		return droce_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
 	/* The headers are usually contiguous; when a chain splits them, gather a copy. */
 	hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
 	n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked);
