@@ -48,24 +48,6 @@ static void test_lrh_state(void)
 	CHECK_EQ(crc32_gzip_refl(0, ff, 8), DROCE_ICRC_LRH_STATE, "CRC state after 8 x 0xFF");
 }
 
-/* The same view, field by field (a failed parse leaves the view partial: not compared). */
-static int pkt_same(const struct droce_pkt *a, const struct droce_pkt *b)
-{
-	return a->hdr == b->hdr && a->frame_len == b->frame_len &&
-	       a->payload_off == b->payload_off && a->payload_len == b->payload_len &&
-	       a->mask == b->mask && a->icrc == b->icrc && a->l3_off == b->l3_off &&
-	       a->l4_off == b->l4_off && a->bth_off == b->bth_off && a->sport == b->sport &&
-	       a->vlan_tci == b->vlan_tci && a->ipv6 == b->ipv6 && a->opcode == b->opcode &&
-	       a->pad == b->pad && a->hop_limit == b->hop_limit && a->tclass == b->tclass &&
-	       a->flow_label == b->flow_label && memcmp(a->sgid, b->sgid, 16) == 0 &&
-	       memcmp(a->dgid, b->dgid, 16) == 0;
-}
-
-static int view_complete(enum droce_parse_err e)
-{
-	return e == DROCE_PARSE_OK || e == DROCE_PARSE_BAD_ICRC;
-}
-
 static void random_flow(struct droce_flow *f, int v6)
 {
 	test_flow(f, v6);
@@ -228,7 +210,7 @@ static void compare_parse(const uint8_t *d, uint32_t len, struct rte_mempool *mp
 	for (uint32_t flags = 0; flags <= DROCE_PARSE_NO_ICRC; flags += DROCE_PARSE_NO_ICRC) {
 		ea = droce_parse(exact, len, flags, &a);
 		eb = ref_parse(exact, len, flags, &b);
-		CHECK(ea == eb && (!view_complete(ea) || pkt_same(&a, &b)),
+		CHECK(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
 		      "%s len %u flags %u: %s, reference %s", what, len, flags,
 		      droce_parse_err_name(ea), droce_parse_err_name(eb));
 	}
@@ -243,7 +225,7 @@ static void compare_parse(const uint8_t *d, uint32_t len, struct rte_mempool *mp
 	}
 	ea = droce_parse_mbuf(m, 0, &a);
 	eb = ref_parse_mbuf(m, 0, &b);
-	CHECK(ea == eb && (!view_complete(ea) || pkt_same(&a, &b)),
+	CHECK(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
 	      "%s len %u cut %u (mbuf): %s, reference %s", what, len, cut,
 	      droce_parse_err_name(ea), droce_parse_err_name(eb));
 	rte_pktmbuf_free(m);
