@@ -116,6 +116,7 @@ static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flo
 	uint8_t ttl = f->hop_limit ? f->hop_limit : 64;
 	struct rte_udp_hdr *udp;
 	struct droce_bth *bth;
+	rte_be16_t type;
 	uint32_t fb;
 	uint8_t *p;
 
@@ -128,12 +129,13 @@ static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flo
 	memcpy(buf, &f->dst_mac, RTE_ETHER_ADDR_LEN);
 	memcpy(buf + RTE_ETHER_ADDR_LEN, &f->src_mac, RTE_ETHER_ADDR_LEN);
 	if (likely(!f->ipv6)) {
-		*(rte_be16_t *)(buf + 2 * RTE_ETHER_ADDR_LEN) = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+		type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 		p = put_ipv4(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
 	} else {
-		*(rte_be16_t *)(buf + 2 * RTE_ETHER_ADDR_LEN) = RTE_BE16(RTE_ETHER_TYPE_IPV6);
+		type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
 		p = put_ipv6(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
 	}
+	memcpy(buf + 2 * RTE_ETHER_ADDR_LEN, &type, sizeof(type));
 
 	udp = (struct rte_udp_hdr *)p;
 	udp->src_port = rte_cpu_to_be_16(f->sport);
