@@ -11,104 +11,113 @@
 
 #include "droce_config.h"
 #include "droce_wire.h"
+#include "wire_private.h"
 
 uint16_t droce_flow_sport(uint32_t src_qpn, uint32_t dst_qpn)
 {
 	return DROCE_SPORT_BASE | (rte_jhash_2words(src_qpn, dst_qpn, 0x526f4345) & DROCE_SPORT_MASK);
 }
 
-static uint8_t *put_l3(uint8_t *p, const struct droce_flow *f, uint32_t l4_len)
+static uint8_t *put_ipv6(uint8_t *p, const struct droce_flow *f, uint32_t l4_len, uint8_t ttl)
 {
-	uint8_t ttl = f->hop_limit ? f->hop_limit : 64;
+	struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)p;
 
-	if (f->ipv6) {
-		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)p;
-
-		ip->vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)f->tclass << 20 |
-						(f->flow_label & 0xfffff));
-		ip->payload_len = rte_cpu_to_be_16(l4_len);
-		ip->proto = IPPROTO_UDP;
-		ip->hop_limits = ttl;
-		memcpy(ip->src_addr, f->sgid, 16);
-		memcpy(ip->dst_addr, f->dgid, 16);
-		return p + sizeof(*ip);
-	} else {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
-
-		ip->version_ihl = RTE_IPV4_VHL_DEF;
-		ip->type_of_service = f->tclass;
-		ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + l4_len);
-		ip->packet_id = 0;
-		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-		ip->time_to_live = ttl;
-		ip->next_proto_id = IPPROTO_UDP;
-		ip->hdr_checksum = 0;
-		memcpy(&ip->src_addr, f->sgid + 12, 4);
-		memcpy(&ip->dst_addr, f->dgid + 12, 4);
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		return p + sizeof(*ip);
-	}
+	ip->vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)f->tclass << 20 |
+					(f->flow_label & 0xfffff));
+	ip->payload_len = rte_cpu_to_be_16(l4_len);
+	ip->proto = IPPROTO_UDP;
+	ip->hop_limits = ttl;
+	memcpy(ip->src_addr, f->sgid, 16);
+	memcpy(ip->dst_addr, f->dgid, 16);
+	return p + sizeof(*ip);
 }
 
-/* Extension headers of @info, from h's fields, at @bth. */
+/* Composed whole on the stack so that the checksum is summed from registers, then stored. */
+static inline uint8_t *put_ipv4(uint8_t *p, const struct droce_flow *f, uint32_t l4_len,
+				uint8_t ttl)
+{
+	struct rte_ipv4_hdr ip = {
+		.version_ihl = RTE_IPV4_VHL_DEF,
+		.type_of_service = f->tclass,
+		.total_length = rte_cpu_to_be_16(sizeof(ip) + l4_len),
+		.packet_id = 0,
+		.fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG),
+		.time_to_live = ttl,
+		.next_proto_id = IPPROTO_UDP,
+		.hdr_checksum = 0,
+	};
+
+	memcpy(&ip.src_addr, f->sgid + 12, 4);
+	memcpy(&ip.dst_addr, f->dgid + 12, 4);
+	ip.hdr_checksum = (uint16_t)~droce_ipv4_hdr_sum(&ip);    /* as rte_ipv4_cksum() */
+	memcpy(p, &ip, sizeof(ip));
+	return p + sizeof(ip);
+}
+
+/* Extension headers of @info, from h's fields, at @bth: one step per header present. */
 static void put_ext(uint8_t *bth, const struct droce_opcode_info *info,
 		    const struct droce_hdr_fields *h)
 {
 	const uint8_t *off = info->offset;
-	uint32_t m = info->mask;
 
-	if (m & DROCE_M_DETH) {
-		struct droce_deth *d = (struct droce_deth *)(bth + off[DROCE_HDR_DETH]);
+	for (uint32_t m = info->mask & DROCE_M_HDRS; m != 0; m &= m - 1) {
+		unsigned int hdr = rte_bsf32(m);
+		uint8_t *x = bth + off[hdr];
 
-		d->qkey = rte_cpu_to_be_32(h->deth.qkey);
-		d->sqpn = rte_cpu_to_be_32(h->deth.sqpn & DROCE_QPN_MASK);
+		switch (hdr) {
+		case DROCE_HDR_DETH:
+			((struct droce_deth *)x)->qkey = rte_cpu_to_be_32(h->deth.qkey);
+			((struct droce_deth *)x)->sqpn = rte_cpu_to_be_32(h->deth.sqpn & DROCE_QPN_MASK);
+			break;
+		case DROCE_HDR_FETH:
+			((struct droce_feth *)x)->bits =
+				rte_cpu_to_be_32((h->feth.sel << DROCE_FETH_SEL_SHIFT & DROCE_FETH_SEL_MASK) |
+						 (h->feth.plt & DROCE_FETH_PLT_MASK));
+			break;
+		case DROCE_HDR_RETH:
+			((struct droce_reth *)x)->va = rte_cpu_to_be_64(h->reth.va);
+			((struct droce_reth *)x)->rkey = rte_cpu_to_be_32(h->reth.rkey);
+			((struct droce_reth *)x)->len = rte_cpu_to_be_32(h->reth.len);
+			break;
+		case DROCE_HDR_ATMETH:
+			((struct droce_atmeth *)x)->va = rte_cpu_to_be_64(h->atomic.va);
+			((struct droce_atmeth *)x)->rkey = rte_cpu_to_be_32(h->atomic.rkey);
+			((struct droce_atmeth *)x)->swap_add = rte_cpu_to_be_64(h->atomic.swap_add);
+			((struct droce_atmeth *)x)->cmp = rte_cpu_to_be_64(h->atomic.cmp);
+			break;
+		case DROCE_HDR_AETH:
+			droce_aeth_set((struct droce_aeth *)x, h->aeth.syndrome, h->aeth.msn);
+			break;
+		case DROCE_HDR_ATMACK:
+			((struct droce_atmack *)x)->orig = rte_cpu_to_be_64(h->atomic_orig);
+			break;
+		case DROCE_HDR_IMMDT:
+			((struct droce_immdt *)x)->imm = h->imm;
+			break;
+		case DROCE_HDR_IETH:
+			((struct droce_ieth *)x)->rkey = rte_cpu_to_be_32(h->ieth_rkey);
+			break;
+		case DROCE_HDR_CNPETH:
+			memset(x, 0, DROCE_CNPETH_LEN);
+			break;
+		}
 	}
-	if (m & DROCE_M_FETH) {
-		struct droce_feth *fe = (struct droce_feth *)(bth + off[DROCE_HDR_FETH]);
-
-		fe->bits = rte_cpu_to_be_32((h->feth.sel << DROCE_FETH_SEL_SHIFT & DROCE_FETH_SEL_MASK) |
-					    (h->feth.plt & DROCE_FETH_PLT_MASK));
-	}
-	if (m & DROCE_M_RETH) {
-		struct droce_reth *r = (struct droce_reth *)(bth + off[DROCE_HDR_RETH]);
-
-		r->va = rte_cpu_to_be_64(h->reth.va);
-		r->rkey = rte_cpu_to_be_32(h->reth.rkey);
-		r->len = rte_cpu_to_be_32(h->reth.len);
-	}
-	if (m & DROCE_M_ATMETH) {
-		struct droce_atmeth *a = (struct droce_atmeth *)(bth + off[DROCE_HDR_ATMETH]);
-
-		a->va = rte_cpu_to_be_64(h->atomic.va);
-		a->rkey = rte_cpu_to_be_32(h->atomic.rkey);
-		a->swap_add = rte_cpu_to_be_64(h->atomic.swap_add);
-		a->cmp = rte_cpu_to_be_64(h->atomic.cmp);
-	}
-	if (m & DROCE_M_AETH)
-		droce_aeth_set((struct droce_aeth *)(bth + off[DROCE_HDR_AETH]), h->aeth.syndrome,
-			       h->aeth.msn);
-	if (m & DROCE_M_ATMACK)
-		((struct droce_atmack *)(bth + off[DROCE_HDR_ATMACK]))->orig =
-			rte_cpu_to_be_64(h->atomic_orig);
-	if (m & DROCE_M_IMMDT)
-		((struct droce_immdt *)(bth + off[DROCE_HDR_IMMDT]))->imm = h->imm;
-	if (m & DROCE_M_IETH)
-		((struct droce_ieth *)(bth + off[DROCE_HDR_IETH]))->rkey =
-			rte_cpu_to_be_32(h->ieth_rkey);
-	if (m & DROCE_M_CNPETH)
-		memset(bth + off[DROCE_HDR_CNPETH], 0, DROCE_CNPETH_LEN);
 }
 
-int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
-		     const struct droce_hdr_fields *h, uint32_t payload_len)
+/* droce_build_hdrs(), inline for droce_build_mbuf(). */
+static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flow *f,
+			     const struct droce_hdr_fields *h, uint32_t payload_len)
 {
 	const struct droce_opcode_info *info = droce_opcode_info(h->opcode);
 	uint32_t pad = droce_pad_len(payload_len);
 	uint32_t hlen = droce_flow_l2l4_len(f) + info->length;
 	uint64_t l4_len = sizeof(struct rte_udp_hdr) + info->length + (uint64_t)payload_len + pad +
 			  DROCE_ICRC_LEN;
-	struct rte_ether_hdr *eth = buf;
+	uint8_t ttl = f->hop_limit ? f->hop_limit : 64;
 	struct rte_udp_hdr *udp;
+	struct droce_bth *bth;
+	rte_be16_t type;
+	uint32_t fb;
 	uint8_t *p;
 
 	if (info->mask == 0 || (payload_len != 0 && !(info->mask & DROCE_M_PAYLOAD)) ||
@@ -117,25 +126,37 @@ int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
 	if (room < hlen)
 		return -ENOSPC;
 
-	rte_ether_addr_copy(&f->dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&f->src_mac, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(f->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
-	p = put_l3((uint8_t *)(eth + 1), f, l4_len);
+	memcpy(buf, &f->dst_mac, RTE_ETHER_ADDR_LEN);
+	memcpy(buf + RTE_ETHER_ADDR_LEN, &f->src_mac, RTE_ETHER_ADDR_LEN);
+	if (likely(!f->ipv6)) {
+		type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+		p = put_ipv4(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
+	} else {
+		type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
+		p = put_ipv6(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
+	}
+	memcpy(buf + 2 * RTE_ETHER_ADDR_LEN, &type, sizeof(type));
 
 	udp = (struct rte_udp_hdr *)p;
 	udp->src_port = rte_cpu_to_be_16(f->sport);
-	udp->dst_port = rte_cpu_to_be_16(DROCE_ROCEV2_PORT);
+	udp->dst_port = RTE_BE16(DROCE_ROCEV2_PORT);
 	udp->dgram_len = rte_cpu_to_be_16(l4_len);
 	udp->dgram_cksum = 0;           /* allowed for RoCE v2 (Annex A17.3.5): the ICRC covers it */
-	p += sizeof(*udp);
 
-	droce_bth_set((struct droce_bth *)p, h->opcode, h->se, h->mig, pad, h->pkey, h->dqpn,
-		      h->ackreq, h->psn);
-	if (h->fecn || h->becn || h->opcode == DROCE_OP_CNP)
-		((struct droce_bth *)p)->qpn |= rte_cpu_to_be_32((h->fecn ? DROCE_BTH_FECN : 0) |
-			((h->becn || h->opcode == DROCE_OP_CNP) ? DROCE_BTH_BECN : 0));
-	put_ext(p, info, h);
+	bth = (struct droce_bth *)(p + sizeof(*udp));
+	droce_bth_set(bth, h->opcode, h->se, h->mig, pad, h->pkey, h->dqpn, h->ackreq, h->psn);
+	fb = (h->fecn ? DROCE_BTH_FECN : 0) |
+	     ((h->becn || h->opcode == DROCE_OP_CNP) ? DROCE_BTH_BECN : 0);
+	if (fb != 0)
+		bth->qpn |= rte_cpu_to_be_32(fb);
+	put_ext((uint8_t *)bth, info, h);
 	return hlen;
+}
+
+int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
+		     const struct droce_hdr_fields *h, uint32_t payload_len)
+{
+	return build_hdrs(buf, room, f, h, payload_len);
 }
 
 int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
@@ -154,7 +175,7 @@ int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
 	if (payload_len != 0)
 		memcpy(d + hlen, payload, payload_len);
 	memset(d + hlen + payload_len, 0, pad);
-	droce_put_le32(d + total - DROCE_ICRC_LEN, droce_icrc(d + l3, total - l3 - DROCE_ICRC_LEN));
+	droce_put_le32(d + total - DROCE_ICRC_LEN, droce_icrc_contig(d + l3, total - l3 - DROCE_ICRC_LEN));
 	return total;
 }
 
@@ -164,20 +185,27 @@ int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
 	uint32_t payload_len = rte_pktmbuf_pkt_len(m);
 	uint32_t pad = droce_pad_len(payload_len);
 	uint32_t hroom = droce_flow_l2l4_len(f) + droce_opcode_info(h->opcode)->length;
-	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
-	uint8_t *hdr, *tail;
+	struct rte_mbuf *last = m->nb_segs == 1 ? m : rte_pktmbuf_lastseg(m);
+	uint8_t *tail;
 	int hlen;
 
 	if (rte_pktmbuf_headroom(m) < hroom || rte_pktmbuf_tailroom(last) < pad + DROCE_ICRC_LEN)
 		return droce_opcode_known(h->opcode) ? -ENOSPC : -EINVAL;
-	hlen = droce_build_hdrs(rte_pktmbuf_mtod(m, uint8_t *) - hroom, hroom, f, h, payload_len);
+	hlen = build_hdrs(rte_pktmbuf_mtod(m, uint8_t *) - hroom, hroom, f, h, payload_len);
 	if (hlen < 0)
 		return hlen;
-	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
-	tail = (uint8_t *)rte_pktmbuf_append(m, pad + DROCE_ICRC_LEN);
-	RTE_SET_USED(hdr);
-	memset(tail, 0, pad);
-	droce_put_le32(tail + pad, droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN,
-		       rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN));
+	/* rte_pktmbuf_prepend() and rte_pktmbuf_append(), whose room is checked above. */
+	m->data_off -= hlen;
+	m->data_len += hlen;
+	tail = rte_pktmbuf_mtod_offset(last, uint8_t *, last->data_len);
+	last->data_len += pad + DROCE_ICRC_LEN;
+	m->pkt_len += hlen + pad + DROCE_ICRC_LEN;
+	for (uint32_t i = 0; i < pad; i++)
+		tail[i] = 0;
+	droce_put_le32(tail + pad, m->nb_segs == 1 ?
+		       droce_icrc_contig(rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN),
+					 m->data_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN) :
+		       droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN,
+				       m->pkt_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN));
 	return 0;
 }

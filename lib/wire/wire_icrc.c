@@ -9,33 +9,35 @@
  * 0xFF, and the rest of the packet up to the ICRC. The CRC is ISA-L's (chainable, SIMD).
  */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
 
 #include "droce_wire.h"
+#include "wire_private.h"
 
-/* 8 bytes of 0xFF + the largest IPv4 header (60) + UDP (8) + BTH (12). */
-#define MASKED_MAX (8 + 60 + 8 + DROCE_BTH_LEN)
+/* The largest IPv4 header (60) + UDP (8) + BTH (12). */
+#define MASKED_MAX (60 + 8 + DROCE_BTH_LEN)
 /* Frames up to this many bytes from the IP header take one CRC call (icrc_small()). */
 #define SMALL_MAX 256
+/* IPv4 with no options: IP (20) + UDP (8) + BTH (12), the bytes with masked fields. */
+#define V4_HDRS (20 + 8 + DROCE_BTH_LEN)
 
 /*
- * Copy the variant part of the packet (IP + UDP + BTH) after 8 bytes of 0xFF into @p out,
- * masked. Return how many bytes of @p out to hash, or 0 when @p len cannot hold the headers;
- * *@p covered is how many packet bytes that consumed.
+ * Copy the variant part of the packet (IP + UDP + BTH) into @p out, masked. Return how many
+ * bytes that is (the packet bytes it covers), or 0 when @p len cannot hold the headers.
+ * The 8 bytes of 0xFF that precede it are in the CRC state DROCE_ICRC_LRH_STATE instead.
  */
-static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out, uint32_t *covered)
+static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *ip)
 {
 	uint32_t ip_len;
-	uint8_t *ip = out + 8;
 
 	if (len < 1)
 		return 0;
 	ip_len = (l3[0] >> 4) == 6 ? sizeof(struct rte_ipv6_hdr) : (uint32_t)(l3[0] & 0xf) * 4;
 	if (ip_len < sizeof(struct rte_ipv4_hdr) || len < ip_len + 8 + DROCE_BTH_LEN)
 		return 0;
-	memset(out, 0xff, 8);
 	memcpy(ip, l3, ip_len + 8 + DROCE_BTH_LEN);
 	if ((l3[0] >> 4) == 6) {
 		ip[0] |= 0x0f;                          /* traffic class, low nibble */
@@ -48,58 +50,82 @@ static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out, ui
 	}
 	ip[ip_len + 6] = ip[ip_len + 7] = 0xff;        /* UDP checksum */
 	ip[ip_len + 8 + 4] = 0xff;                     /* BTH F/B/reserved byte */
-	*covered = ip_len + 8 + DROCE_BTH_LEN;
-	return 8 + *covered;
+	return ip_len + 8 + DROCE_BTH_LEN;
 }
 
 /*
- * A small frame in one piece (ACKs, short messages): masked headers and the rest in one
- * buffer and one CRC call, which for tens of bytes costs about half of two calls.
+ * The usual frame: IPv4 without options, at most SMALL_MAX bytes, in one piece (@p len is
+ * at least V4_HDRS). The masked fields sit at fixed offsets, so mask a copy of the whole
+ * frame there and hash it in one call: for tens of bytes one call costs about half of two.
  */
+static inline uint32_t icrc_v4_small(const uint8_t *l3, uint32_t len)
+{
+	uint8_t buf[SMALL_MAX];
+
+	memcpy(buf, l3, len);
+	buf[1] = 0xff;                                  /* TOS */
+	buf[8] = 0xff;                                  /* TTL */
+	buf[10] = buf[11] = 0xff;                       /* header checksum */
+	buf[20 + 6] = buf[20 + 7] = 0xff;               /* UDP checksum */
+	buf[20 + 8 + 4] = 0xff;                         /* BTH F/B/reserved byte */
+	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, buf, len);
+}
+
+static inline bool is_v4_small(const uint8_t *l3, uint32_t len)
+{
+	return l3[0] == 0x45 && len >= V4_HDRS && len <= SMALL_MAX;
+}
+
+/* Any other small frame in one piece (IPv6, IPv4 options): the same, masked generally. */
 static uint32_t icrc_small(const uint8_t *l3, uint32_t len)
 {
-	uint8_t buf[8 + SMALL_MAX];
-	uint32_t covered, n = masked_headers(l3, len, buf, &covered);
+	uint8_t buf[SMALL_MAX];
+	uint32_t n = masked_headers(l3, len, buf);
 
 	if (n == 0)
 		return 0;
-	memcpy(buf + n, l3 + covered, len - covered);
-	return crc32_gzip_refl(0, buf, n + len - covered);
+	memcpy(buf + n, l3 + n, len - n);
+	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, buf, len);
+}
+
+uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len)
+{
+	uint8_t masked[MASKED_MAX];
+	uint32_t n;
+
+	if (len <= SMALL_MAX)
+		return len > 0 && is_v4_small(l3, len) ? icrc_v4_small(l3, len) : icrc_small(l3, len);
+	n = masked_headers(l3, len, masked);
+	if (n == 0)
+		return 0;
+	return crc32_gzip_refl(crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n), l3 + n, len - n);
 }
 
 uint32_t droce_icrc(const void *l3, uint32_t len)
 {
-	uint8_t masked[MASKED_MAX];
-	uint32_t covered;
-	uint32_t n = masked_headers(l3, len, masked, &covered);
-	uint32_t crc;
-
-	if (n == 0)
-		return 0;
-	crc = crc32_gzip_refl(0, masked, n);
-	return crc32_gzip_refl(crc, (const uint8_t *)l3 + covered, len - covered);
+	return droce_icrc_contig(l3, len);
 }
 
 uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 {
-	uint8_t masked[MASKED_MAX], copy[MASKED_MAX - 8];
-	uint32_t covered, n, crc, off, left;
+	uint8_t masked[MASKED_MAX], copy[MASKED_MAX];
+	uint32_t n, crc, off, left;
 	const uint8_t *hdrs;
 
 	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
 		return 0;
-	if (len <= SMALL_MAX && l3_off + len <= rte_pktmbuf_data_len(m))
-		return icrc_small(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
+	if (l3_off + len <= rte_pktmbuf_data_len(m))
+		return droce_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
 	/* The headers are usually contiguous; when a chain splits them, gather a copy. */
 	hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
-	n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked, &covered);
+	n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked);
 	if (n == 0)
 		return 0;
-	crc = crc32_gzip_refl(0, masked, n);
+	crc = crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n);
 
 	/* The rest may span segments: walk them. */
-	off = l3_off + covered;
-	left = len - covered;
+	off = l3_off + n;
+	left = len - n;
 	for (; m != NULL && left > 0; m = m->next) {
 		uint32_t seg = rte_pktmbuf_data_len(m), take;
 

@@ -4,15 +4,28 @@
 /*
  * libFuzzer target for the RoCE v2 parser: any byte string, parsed as a frame in an exact-size
  * buffer, must be rejected with a named reason or accepted with a consistent view; and an
- * accepted frame's ICRC, recomputed, must match what the parser checked.
+ * accepted frame's ICRC, recomputed, must match what the parser checked. And with or without
+ * the ICRC check, the result and the view equal those of the wire code before its fast paths
+ * (test/unit/wire_ref.c), so the fuzzer hunts for any frame on which the two disagree.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "droce_wire.h"
+#include "wire_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* droce_parse() and the frozen reference agree on @data. */
+static void same_as_reference(const uint8_t *data, uint32_t size, uint32_t flags)
+{
+	struct droce_pkt a, b;
+	enum droce_parse_err e = droce_parse(data, size, flags, &a);
+
+	if (ref_parse(data, size, flags, &b) != e || (ref_view_complete(e) && !ref_pkt_same(&a, &b)))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 65536)
 		return 0;
+	same_as_reference(data, (uint32_t)size, 0);
+	same_as_reference(data, (uint32_t)size, DROCE_PARSE_NO_ICRC);
 	e = droce_parse(data, (uint32_t)size, DROCE_PARSE_NO_ICRC, &pkt);
 	if ((unsigned int)e >= DROCE_PARSE_ERR_NUM)
 		abort();

@@ -16,8 +16,9 @@ src=$1 work=$2 shared=$3 runs=${4:-300000} target=${5:-parse} secs=${6:-0}
 
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
 case $target in
-parse)	srcs=("$src/test/fuzz/fuzz_parse.c" "$src"/lib/wire/wire_*.c)
-	incs=(-I"$src/lib/wire" -I"$src/config")
+parse)	# with the frozen pre-fast-path wire code to compare against
+	srcs=("$src/test/fuzz/fuzz_parse.c" "$src"/lib/wire/wire_*.c "$src/test/unit/wire_ref.c")
+	incs=(-I"$src/lib/wire" -I"$src/config" -I"$src/test/unit")
 	libs=() ;;
 rx)	# the receive path past the parser: wire, verbs and transport without the engine
 	srcs=("$src/test/fuzz/fuzz_rx.c" "$src"/lib/wire/*.c "$src"/lib/verbs/*.c

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/* Inside the wire library (and its unit tests): constants and helpers not part of the API. */
+#ifndef DROCE_WIRE_PRIVATE_H
+#define DROCE_WIRE_PRIVATE_H
+
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * ISA-L's CRC-32 state after the 8 bytes of 0xFF that open every ICRC computation (they stand
+ * for the masked LRH): crc32_gzip_refl(0, ff x 8, 8). Chaining from it skips hashing them.
+ * test_wire_fastpath checks the value.
+ */
+#define DROCE_ICRC_LRH_STATE 0x2144df1cu
+
+/*
+ * Ones'-complement sum of a 20-byte IPv4 header (no options), folded to 16 bits in memory
+ * order, as rte_raw_cksum() gives it: five 32-bit words instead of its 16-bit loop (2^16 is
+ * 1 modulo 0xffff, so the sums agree). 0xffff when the checksum field is right.
+ */
+static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
+{
+	uint32_t w[5];
+	uint64_t s;
+
+	memcpy(w, ip, sizeof(w));
+	s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	return (uint16_t)((s & 0xffffu) + (s >> 16));
+}
+
+/** droce_icrc() over a contiguous buffer from a caller that knows the bytes exist. */
+uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len);
+
+#endif /* DROCE_WIRE_PRIVATE_H */
