@@ -34,8 +34,9 @@
 #define DROCE_MAX_SRQ 256
 #define DROCE_MAX_SRQ_WR 16384
 #define DROCE_MAX_AH 4096
-/** Outstanding RDMA READ / ATOMIC per QP, as requester and as responder. */
-#define DROCE_MAX_RD_ATOM 16
+/** Outstanding RDMA READ / ATOMIC per QP, as requester and as responder (rxe's value too:
+ *  with 16, a 4 KiB READ stream between two processes is bound by round trips). */
+#define DROCE_MAX_RD_ATOM 128
 /** UD multicast (droce_attach_mcast()): groups per device, QPs per group, and attachments
  *  (QP, group) per device. Beyond them attaching fails with ENOMEM, as rxe. */
 #define DROCE_MAX_MCAST_GRP 32

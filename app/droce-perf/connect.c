@@ -71,29 +71,56 @@ static uint32_t psn(uint32_t qpn)
 	return qpn * 7919u & 0xffffff;
 }
 
+/* READ/atomic requests outstanding per QP, both directions: -o, else the device's maximum
+ * (as perftest). 0 after printing why when -o exceeds what the device allows. */
+static uint8_t outs(const struct perf_ctx *c, struct droce_qp *qp)
+{
+	struct ibv_device_attr attr;
+
+	if (droce_query_device(qp->context, &attr) != 0) {
+		fprintf(stderr, "droce-perf: cannot query the device\n");
+		return 0;
+	}
+	if (c->o->outs == 0)
+		return (uint8_t)RTE_MIN(attr.max_qp_rd_atom, 255);
+	if (c->o->outs > (unsigned int)attr.max_qp_rd_atom) {
+		fprintf(stderr, "droce-perf: bad outstanding reads %u (the device allows %d)\n",
+			c->o->outs, attr.max_qp_rd_atom);
+		return 0;
+	}
+	return (uint8_t)c->o->outs;
+}
+
 static int to_rtr(const struct perf_ctx *c, struct droce_qp *qp, const struct perf_view *peer,
 		  unsigned int q)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = c->mtu,
 		.dest_qp_num = peer->qpn[q], .rq_psn = psn(peer->qpn[q]),
-		.max_dest_rd_atomic = 16, .min_rnr_timer = 1 };
+		.min_rnr_timer = 1 };
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
 	if (c->o->conn == IBV_QPT_UD)
 		return droce_modify_qp(qp, &a, IBV_QP_STATE);
 	ah_attr(peer, &a.ah_attr);
-	if (c->o->conn == IBV_QPT_RC)
+	if (c->o->conn == IBV_QPT_RC) {
+		a.max_dest_rd_atomic = outs(c, qp);
+		if (a.max_dest_rd_atomic == 0)
+			return EINVAL;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
 	return droce_modify_qp(qp, &a, mask);
 }
 
 static int to_rts(const struct perf_ctx *c, struct droce_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .sq_psn = psn(qp->qp_num),
-		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
 
 	if (c->o->conn != IBV_QPT_RC)
 		return droce_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	a.max_rd_atomic = outs(c, qp);
+	if (a.max_rd_atomic == 0)
+		return EINVAL;
 	return droce_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }

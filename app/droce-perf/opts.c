@@ -28,6 +28,7 @@ static const struct option long_opts[] = {
 	{ "connection", required_argument, NULL, 'c' },
 	{ "inline_size", required_argument, NULL, 'I' },
 	{ "cq-mod", required_argument, NULL, 'Q' },
+	{ "outs", required_argument, NULL, 'o' },
 	{ "CPU-freq", no_argument, NULL, 'F' },
 	{ "port", required_argument, NULL, 'p' },
 	{ "server", no_argument, NULL, OPT_SERVER },
@@ -59,6 +60,8 @@ static void usage(FILE *f)
 		"  -c, --connection=TYPE   RC (default), UC (write, send) or UD (send, size <= MTU)\n"
 		"  -I, --inline_size=BYTES inline data up to this size (default 0 bw, 236 lat)\n"
 		"  -Q, --cq-mod=N          one signalled WR every N (bw; default 100)\n"
+		"  -o, --outs=N            READ/atomic requests outstanding per QP (default: the\n"
+		"                          device's max_qp_rd_atom)\n"
 		"  -F, --CPU-freq          accepted (droce-perf times with the TSC)\n"
 		"  -p, --port=PORT         two processes: TCP port of the set-up channel (18515)\n"
 		"      --report_gbits      bandwidth in Gb/s instead of MB/s (2^20 bytes)\n"
@@ -225,6 +228,7 @@ static int one(int opt, const char *arg, struct perf_opts *o, bool set[3])
 	case 'I': rc = num("inline size", arg, 0, 512, &v); o->inline_size = (unsigned int)v;
 		set[2] = true; break;
 	case 'Q': rc = num("CQ moderation", arg, 1, 8192, &v); o->cq_mod = (unsigned int)v; break;
+	case 'o': rc = num("outstanding reads", arg, 1, 255, &v); o->outs = (unsigned int)v; break;
 	case 'F': o->ignore_freq = true; break;
 	case OPT_GBITS: o->report_gbits = true; break;
 	case OPT_JSON: o->json = true; break;
@@ -244,7 +248,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 
 	defaults(o);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "s:an:D:q:t:m:c:I:Q:Fp:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:an:D:q:t:m:c:I:Q:o:Fp:h", long_opts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 1;

@@ -71,6 +71,7 @@ struct perf_opts {
 	enum ibv_mtu mtu;	/* -m; 0 = the port's active MTU */
 	unsigned int inline_size;	/* -I */
 	unsigned int cq_mod;	/* -Q */
+	unsigned int outs;	/* -o: READ/atomic outstanding per QP; 0 = the device's maximum */
 	bool report_gbits;
 	bool ignore_freq;	/* -F: accepted; droce measures with the TSC */
 	bool json;

@@ -69,6 +69,12 @@ void perf_report_header(const struct perf_opts *o)
 	printf(" Connection type: %s\t\tUsing %u QPs\n", conn[o->conn], o->qps);
 	printf(" TX depth       : %u\t\tCQ Moderation: %u\n", o->tx_depth, o->cq_mod);
 	printf(" Inline data    : %u[B]\n", o->inline_size);
+	if (o->verb == &perf_verb_read || o->verb == &perf_verb_atomic) {
+		if (o->outs != 0)
+			printf(" Outstand reads : %u\n", o->outs);
+		else
+			printf(" Outstand reads : device maximum\n");
+	}
 	printf("%s\n", DASHES);
 	if (o->test == PERF_BW)
 		printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n",

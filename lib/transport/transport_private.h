@@ -35,8 +35,9 @@ extern int transport_logtype;
 #define TRANSPORT_MAX_UNACKED 512
 /** Request packets between two AckReq bits inside one long message (as rxe does). */
 #define TRANSPORT_ACKREQ_EVERY 32
-/** Responder output queue entries (ACK/NAK, READ responses, atomic ACKs). */
-#define TRANSPORT_OUT_SIZE 64
+/** Responder output queue entries (ACK/NAK, READ responses, atomic ACKs): every queued
+ *  READ/atomic response (at most DROCE_MAX_RD_ATOM) with an ACK after each, and room to spare. */
+#define TRANSPORT_OUT_SIZE (2 * DROCE_MAX_RD_ATOM + 64)
 /** Bytes an mbuf segment keeps free so that pad and ICRC always fit at the end. */
 #define TRANSPORT_TAIL_RESERVE 8
 /* Payloads of at least this many bytes leave without a copy where the port allows it

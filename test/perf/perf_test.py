@@ -135,6 +135,9 @@ def bad_options_refused():
                       (['send_bw', '-c', 'UD', '-m', '1024', '-s', '2048'], 'above the path MTU'),
                       (['write_bw', '-m', '1500'], "bad MTU '1500'"),
                       (['write_bw', '-q', '20000'], "bad QP count '20000'"),
+                      (['read_bw', '-o', '0'], "bad outstanding reads '0'"),
+                      (['read_bw', '-o', '200', '-n', '10', '--no-raw'],
+                       'bad outstanding reads 200 (the device allows 128)'),
                       ([], 'no test given')]:
         p = run(*args, code=1)
         assert msg in p.stderr and p.stdout == '', (args, p.stderr)
