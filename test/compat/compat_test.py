@@ -29,6 +29,7 @@ import os
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -185,7 +186,7 @@ class Pair:
         while the server's TCP listener is not up yet. @return ((rc, out), (rc, out))."""
         if os.path.exists(self.sock):
             os.unlink(self.sock)
-        port = str(random.randint(20000, 40000))
+        port = str(free_port())
         env = dict(os.environ)
         env.pop("DROCE_CONFIG", None)
 
@@ -218,6 +219,20 @@ class Pair:
         if os.path.exists(self.sock):
             os.unlink(self.sock)
         return (p1.returncode, out1), (rc2, out2)
+
+
+def free_port():
+    """A TCP port for the tools' set-up channel: below the kernel's ephemeral range (an
+    outgoing connection of a test running beside this one cannot hold it) and free now."""
+    for _ in range(100):
+        port = random.randint(20000, 32000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        return port
+    sys.exit("no free TCP port in 20000..32000")
 
 
 PP_RESULT = re.compile(r"^(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter$", re.M)
