@@ -274,6 +274,17 @@ void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
  * delayed frames that are due at @p now (TSC).
  */
 void engine_fault_release(struct engine_dev *edev, uint64_t now);
+/*
+ * This thread is about to run transport code of @p lc (an iteration, or a control call under
+ * the driver lock): the clock, and the mbuf cache of this thread's lcore (the previous entry
+ * may have been another thread's).
+ */
+static inline void engine_env_enter(struct engine_lcore *lc)
+{
+	lc->env.now = rte_rdtsc();
+	lc->env.cache = rte_mempool_default_cache(lc->env.pool, rte_lcore_id());
+}
+
 static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 {
 	if (unlikely(edev->fault.held != NULL || edev->fault.d_n != 0))

@@ -146,7 +146,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 {
 	unsigned int i, work = 0;
 
-	lc->env.now = rte_rdtsc();
+	engine_env_enter(lc);
 	for (i = 0; i < lc->n_dev; i++)
 		if (lc->devs[i]->started)
 			work += engine_rx(lc, lc->devs[i]);

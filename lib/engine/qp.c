@@ -93,7 +93,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 	 * the ACK for that request may still be queued (behind READ responses, or coalescing).
 	 * Send it, and hand it to the port now: inline, no iteration may follow. */
 	if (eq->edev->started) {
-		lc->env.now = rte_rdtsc();
+		engine_env_enter(lc);
 		transport_flush(&lc->env, eq->t);
 		engine_dev_flush(eq->edev);
 	}
@@ -111,7 +111,7 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 		return;
 	/* Inline, this runs in a control caller's thread under the driver lock: refresh the
 	 * clock, the last iteration may be long past. */
-	lc->env.now = rte_rdtsc();
+	engine_env_enter(lc);
 	transport_qp_modified(&lc->env, eq->t, attr_mask);
 	engine_qp_rearm(lc, eq);
 }

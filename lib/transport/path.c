@@ -51,9 +51,9 @@ int transport_path_ready(struct transport_env *env, struct transport_qp *t)
 	return rc;
 }
 
-struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len)
+struct rte_mbuf *transport_pkt_alloc(const struct transport_env *env, uint32_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *seg = m;
+	struct rte_mbuf *m = transport_mbuf_alloc(env), *seg = m;
 	uint32_t room, take;
 
 	if (m == NULL)
@@ -73,9 +73,9 @@ struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len)
 		len -= take;
 		if (len == 0)
 			return m;
-		seg->next = rte_pktmbuf_alloc(pool);
+		seg->next = transport_mbuf_alloc(env);
 		if (seg->next == NULL || room == 0) {
-			rte_pktmbuf_free(m);
+			transport_mbuf_free(env, m);
 			return NULL;
 		}
 		seg = seg->next;
@@ -102,7 +102,7 @@ struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport
 	uint32_t i, n;
 
 	*gone = false;
-	m = rte_pktmbuf_alloc(env->pool);
+	m = transport_mbuf_alloc(env);
 	if (m == NULL)
 		return NULL;
 	last = m;
@@ -115,16 +115,16 @@ struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport
 		}
 		n = RTE_MIN(len, s->length - off);
 		mr = verbs_mr_lookup(t->dev, s->lkey, false);
-		seg = mr != NULL ? rte_pktmbuf_alloc(env->pool) : NULL;
+		seg = mr != NULL ? transport_mbuf_alloc(env) : NULL;
 		if (seg != NULL && !verbs_mr_extbuf_attach(seg, mr, (uint8_t *)(uintptr_t)s->addr +
 							   off, (uint16_t)n)) {
-			rte_pktmbuf_free(seg);
+			transport_mbuf_free(env, seg);
 			seg = NULL;
 			mr = NULL;
 		}
 		if (seg == NULL) {
 			*gone = mr == NULL;	/* deregistered since the WQE started */
-			rte_pktmbuf_free(m);
+			transport_mbuf_free(env, m);
 			return NULL;
 		}
 		chain(m, &last, seg);
@@ -132,9 +132,9 @@ struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport
 		off = 0;
 	}
 	/* Pad and ICRC (droce_build_mbuf()) go after the payload, not into the MR. */
-	seg = len == 0 ? rte_pktmbuf_alloc(env->pool) : NULL;
+	seg = len == 0 ? transport_mbuf_alloc(env) : NULL;
 	if (seg == NULL) {
-		rte_pktmbuf_free(m);
+		transport_mbuf_free(env, m);
 		return NULL;
 	}
 	chain(m, &last, seg);
@@ -206,7 +206,7 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
 	if (rc < 0) {
 		TRANSPORT_LOG(ERR, "qp %u: cannot build %s: %d", t->qpn,
 			      droce_opcode_name(h->opcode), rc);
-		rte_pktmbuf_free(m);
+		transport_mbuf_free(env, m);
 		return rc;
 	}
 	/* Per QP only: the device counts what its port takes (engine). */

@@ -183,7 +183,7 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 	} else {
 		TCNT(env, t, rx_bad_opcode);
 	}
-	rte_pktmbuf_free(m);
+	transport_mbuf_free(env, m);
 }
 
 unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)

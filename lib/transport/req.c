@@ -250,7 +250,7 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 	if (m != NULL) {
 		TCNT(env, t, tx_zero_copy);
 	} else {
-		m = transport_pkt_alloc(env->pool, len);
+		m = transport_pkt_alloc(env, len);
 		if (m == NULL)
 			return -ENOMEM;
 		if (len != 0)

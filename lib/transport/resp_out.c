@@ -69,7 +69,7 @@ static int send_ack(struct transport_env *env, struct transport_qp *t,
 		    const struct resp_out *o)
 {
 	struct droce_hdr_fields h;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(env->pool);
+	struct rte_mbuf *m = transport_mbuf_alloc(env);
 
 	if (m == NULL)
 		return -ENOMEM;
@@ -86,7 +86,7 @@ static int send_ack(struct transport_env *env, struct transport_qp *t,
 static int send_atomic(struct transport_env *env, struct transport_qp *t, struct resp_res *r)
 {
 	struct droce_hdr_fields h;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(env->pool);
+	struct rte_mbuf *m = transport_mbuf_alloc(env);
 
 	if (m == NULL)
 		return -ENOMEM;
@@ -109,7 +109,7 @@ static int send_read(struct transport_env *env, struct transport_qp *t, struct r
 	struct droce_hdr_fields h;
 	struct rte_mbuf *m;
 
-	m = transport_pkt_alloc(env->pool, n);
+	m = transport_pkt_alloc(env, n);
 	if (m == NULL)
 		return -ENOMEM;
 	memset(&h, 0, sizeof(h));

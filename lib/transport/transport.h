@@ -32,6 +32,13 @@ extern "C" {
 /** What the engine gives the transport: one per engine lcore. */
 struct transport_env {
 	struct rte_mempool *pool;       /**< mbufs for frames the transport builds */
+	/**
+	 * @p pool's cache of the lcore running the engine now, or NULL (no cache, or a thread
+	 * that is not an EAL lcore). Set with @p now each time the engine is entered, so that the
+	 * per-packet mbuf gets and puts need not look up the lcore (a TLS access from this
+	 * shared library, __tls_get_addr()) three times per frame.
+	 */
+	struct rte_mempool_cache *cache;
 	uint64_t now;                   /**< TSC at the start of this engine iteration */
 	uint64_t hz;                    /**< TSC ticks per second */
 	/**

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include <rte_log.h>
+#include <rte_mbuf.h>
 
 #include "transport.h"
 
@@ -198,8 +199,35 @@ void transport_path_set(struct transport_qp *t);
  * takes packets from its own path only; rxe's check_addr() drops the others.
  */
 bool transport_path_matches(const struct transport_qp *t, const struct droce_pkt *pkt);
+/** One reset mbuf of env->pool through env->cache (rte_pktmbuf_alloc()), or NULL. */
+static inline struct rte_mbuf *transport_mbuf_alloc(const struct transport_env *env)
+{
+	void *obj;
+
+	if (rte_mempool_generic_get(env->pool, &obj, 1, env->cache) < 0)
+		return NULL;
+	rte_pktmbuf_reset((struct rte_mbuf *)obj);
+	return obj;
+}
+
+/** rte_pktmbuf_free() of a chain; segments of env->pool go back through env->cache. */
+static inline void transport_mbuf_free(const struct transport_env *env, struct rte_mbuf *m)
+{
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next, *seg = rte_pktmbuf_prefree_seg(m);
+
+		if (seg != NULL) {
+			if (likely(seg->pool == env->pool))
+				rte_mempool_generic_put(seg->pool, (void **)&seg, 1, env->cache);
+			else
+				rte_mbuf_raw_free(seg);
+		}
+		m = next;
+	}
+}
+
 /** An mbuf chain with room for @p len payload bytes (pkt_len == len), or NULL. */
-struct rte_mbuf *transport_pkt_alloc(struct rte_mempool *pool, uint32_t len);
+struct rte_mbuf *transport_pkt_alloc(const struct transport_env *env, uint32_t len);
 /** Copy @p len bytes from @p src into the chain at payload offset @p off. */
 /**
  * Zero-copy: a frame whose @p len payload bytes, from offset @p off of the scatter list

@@ -64,7 +64,7 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 		       w->opcode != IBV_WR_RDMA_WRITE;
 	}
 	h.psn = r->psn;
-	m = transport_pkt_alloc(env->pool, len);
+	m = transport_pkt_alloc(env, len);
 	if (m == NULL)
 		return -ENOMEM;
 	if (len != 0)

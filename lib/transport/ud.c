@@ -83,7 +83,7 @@ int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 	rc = ud_flow(env, t, &w->wr.ud.av, ud_dest_qpn(w));
 	if (rc != 0)
 		return rc;
-	m = transport_pkt_alloc(env->pool, w->length);
+	m = transport_pkt_alloc(env, w->length);
 	if (m == NULL)
 		return -ENOMEM;
 	if (w->length != 0)
