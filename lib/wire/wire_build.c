@@ -32,26 +32,31 @@ static uint8_t *put_ipv6(uint8_t *p, const struct droce_flow *f, uint32_t l4_len
 	return p + sizeof(*ip);
 }
 
-/* Composed whole on the stack so that the checksum is summed from registers, then stored. */
+/*
+ * The header's five 32-bit words (memory order) are made in registers, summed, and stored
+ * once: composing it in memory and reading it back to sum it stalled on store-to-load
+ * forwarding (byte stores read back as words), the builder's largest cost in a profile.
+ */
 static inline uint8_t *put_ipv4(uint8_t *p, const struct droce_flow *f, uint32_t l4_len,
 				uint8_t ttl)
 {
-	struct rte_ipv4_hdr ip = {
-		.version_ihl = RTE_IPV4_VHL_DEF,
-		.type_of_service = f->tclass,
-		.total_length = rte_cpu_to_be_16(sizeof(ip) + l4_len),
-		.packet_id = 0,
-		.fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG),
-		.time_to_live = ttl,
-		.next_proto_id = IPPROTO_UDP,
-		.hdr_checksum = 0,
-	};
+	uint32_t w0, w1, w2, w3, w4, ttl_proto = (uint32_t)ttl << 24 | (uint32_t)IPPROTO_UDP << 16;
+	uint16_t sum;
 
-	memcpy(&ip.src_addr, f->sgid + 12, 4);
-	memcpy(&ip.dst_addr, f->dgid + 12, 4);
-	ip.hdr_checksum = (uint16_t)~droce_ipv4_hdr_sum(&ip);    /* as rte_ipv4_cksum() */
-	memcpy(p, &ip, sizeof(ip));
-	return p + sizeof(ip);
+	w0 = rte_cpu_to_be_32((uint32_t)RTE_IPV4_VHL_DEF << 24 | (uint32_t)f->tclass << 16 |
+			      (uint32_t)(sizeof(struct rte_ipv4_hdr) + l4_len));
+	w1 = rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG);		/* packet id 0, DF */
+	w2 = rte_cpu_to_be_32(ttl_proto);			/* checksum 0 while summing */
+	memcpy(&w3, f->sgid + 12, 4);
+	memcpy(&w4, f->dgid + 12, 4);
+	sum = (uint16_t)~droce_ipv4_words_sum(w0, w1, w2, w3, w4);	/* memory order */
+	w2 = rte_cpu_to_be_32(ttl_proto | rte_be_to_cpu_16(sum));
+	memcpy(p, &w0, 4);
+	memcpy(p + 4, &w1, 4);
+	memcpy(p + 8, &w2, 4);
+	memcpy(p + 12, &w3, 4);
+	memcpy(p + 16, &w4, 4);
+	return p + sizeof(struct rte_ipv4_hdr);
 }
 
 /* Extension headers of @info, from h's fields, at @bth: one step per header present. */

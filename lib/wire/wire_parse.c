@@ -315,8 +315,18 @@ enum droce_parse_err droce_parse_mbuf(const struct rte_mbuf *m, uint32_t flags,
 		pkt->icrc = droce_get_le32(d + pkt->frame_len - DROCE_ICRC_LEN);
 		crc = flags & DROCE_PARSE_NO_ICRC ? 0 : droce_icrc_contig(d + pkt->l3_off, l3_len);
 	} else {
-		pkt->icrc = droce_get_le32(rte_pktmbuf_read(m, pkt->frame_len - DROCE_ICRC_LEN,
-							    DROCE_ICRC_LEN, icrc_buf));
+		const struct rte_mbuf *last = m;
+
+		while (last->next != NULL)
+			last = last->next;
+		/* A chain's ICRC usually ends its last segment (no Ethernet pad after it). */
+		if (pkt->frame_len == rte_pktmbuf_pkt_len(m) &&
+		    rte_pktmbuf_data_len(last) >= DROCE_ICRC_LEN)
+			pkt->icrc = droce_get_le32(rte_pktmbuf_mtod_offset(last, const uint8_t *,
+					rte_pktmbuf_data_len(last) - DROCE_ICRC_LEN));
+		else
+			pkt->icrc = droce_get_le32(rte_pktmbuf_read(m, pkt->frame_len - DROCE_ICRC_LEN,
+								    DROCE_ICRC_LEN, icrc_buf));
 		crc = flags & DROCE_PARSE_NO_ICRC ? 0 : droce_icrc_mbuf(m, pkt->l3_off, l3_len);
 	}
 	if (!(flags & DROCE_PARSE_NO_ICRC) && crc != pkt->icrc)

@@ -20,17 +20,23 @@
  * order, as rte_raw_cksum() gives it: five 32-bit words instead of its 16-bit loop (2^16 is
  * 1 modulo 0xffff, so the sums agree). 0xffff when the checksum field is right.
  */
-static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
+static inline uint16_t droce_ipv4_words_sum(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+					    uint32_t w4)
 {
-	uint32_t w[5];
-	uint64_t s;
+	uint64_t s = (uint64_t)w0 + w1 + w2 + w3 + w4;
 
-	memcpy(w, ip, sizeof(w));
-	s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
 	s = (s & 0xffffffffu) + (s >> 32);
 	s = (s & 0xffffu) + (s >> 16);
 	s = (s & 0xffffu) + (s >> 16);
 	return (uint16_t)((s & 0xffffu) + (s >> 16));
+}
+
+static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
+{
+	uint32_t w[5];
+
+	memcpy(w, ip, sizeof(w));
+	return droce_ipv4_words_sum(w[0], w[1], w[2], w[3], w[4]);
 }
 
 /** droce_icrc() over a contiguous buffer from a caller that knows the bytes exist. */
