@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include <rte_cycles.h>
@@ -140,11 +141,15 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, in
 		errno = rc;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
+	/* Cache lines of its own: the engine reads it for every packet, and with calloc() it
+	 * shared lines with whatever the application allocated next (a profile showed the
+	 * key comparison as the lookup's whole cost). */
+	mr = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*mr), RTE_CACHE_LINE_SIZE));
 	if (mr == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(mr, 0, sizeof(*mr));
 	mr->pub.context = pd->context;
 	mr->pub.pd = pd;
 	mr->pub.addr = addr;
