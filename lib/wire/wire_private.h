@@ -5,6 +5,7 @@
 #ifndef DROCE_WIRE_PRIVATE_H
 #define DROCE_WIRE_PRIVATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -38,6 +39,11 @@ static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
 	memcpy(w, ip, sizeof(w));
 	return droce_ipv4_words_sum(w[0], w[1], w[2], w[3], w[4]);
 }
+
+/** For tests: hash small IPv4 frames with PCLMULQDQ (the default where the CPU has it) or
+ *  with ISA-L; and which is in use. */
+void droce_icrc_clmul_set(bool on);
+bool droce_icrc_clmul_get(void);
 
 /** droce_icrc() over a contiguous buffer from a caller that knows the bytes exist. */
 uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len);

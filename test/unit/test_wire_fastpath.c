@@ -6,7 +6,8 @@
  * was before them (wire_ref.c, frozen),
  * - the ICRC state after the 8 bytes of 0xFF is ISA-L's own;
  * - droce_icrc() and droce_icrc_mbuf() give the same CRC for IPv4 (with and without options)
- *   and IPv6, every length from 0 to past 256 bytes, contiguous and chained, and short input;
+ *   and IPv6, every length from 0 to past 256 bytes, contiguous and chained, and short input,
+ *   with small IPv4 frames hashed both by carry-less multiplication and by ISA-L;
  * - droce_parse() and droce_parse_mbuf() give the same result and, when the headers were all
  *   read (OK, BAD_ICRC), the same view, for frames plain, 802.1Q-tagged, with IPv4 options,
  *   with Ethernet padding, split over segments, truncated, and mutated (the IP checksum and
@@ -374,7 +375,14 @@ int main(int argc, char **argv)
 				     SOCKET_ID_ANY);
 	CHECK(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
 	if (mp != NULL) {
+		/* Small IPv4 frames: PCLMULQDQ where the CPU has it (the default), and ISA-L. */
+		printf("icrc: carry-less multiply %s\n",
+		       droce_icrc_clmul_get() ? "in use" : "not available on this CPU");
 		test_icrc(mp);
+		droce_icrc_clmul_set(false);
+		CHECK(!droce_icrc_clmul_get(), "ISA-L path chosen");
+		test_icrc(mp);
+		droce_icrc_clmul_set(true);
 		test_parse(mp);
 		test_build(mp);
 		rte_mempool_free(mp);
