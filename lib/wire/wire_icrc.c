@@ -245,33 +245,10 @@ uint32_t droce_icrc(const void *l3, uint32_t len)
 	return droce_icrc_contig(l3, len);
 }
 
-uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+/* Continue @p crc over @p left bytes of the chain @p m from frame offset @p off; 0 when the
+ * chain is shorter. */
+static uint32_t icrc_chain(const struct rte_mbuf *m, uint32_t crc, uint32_t off, uint32_t left)
 {
-	uint8_t masked[MASKED_MAX], copy[MASKED_MAX];
-	uint32_t n, crc, off, left;
-	const uint8_t *hdrs;
-
-	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
-		return 0;
-	if (l3_off + len <= rte_pktmbuf_data_len(m))
-		return droce_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
-	/* The headers are usually in the first segment (a zero-copy frame's payload follows in
-	 * other segments); when a chain splits them, gather a copy. */
-	n = 0;
-	if (l3_off < rte_pktmbuf_data_len(m))
-		n = masked_headers(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
-				   rte_pktmbuf_data_len(m) - l3_off, masked);
-	if (n == 0) {
-		hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
-		n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked);
-	}
-	if (n == 0)
-		return 0;
-	crc = crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n);
-
-	/* The rest may span segments: walk them. */
-	off = l3_off + n;
-	left = len - n;
 	for (; m != NULL && left > 0; m = m->next) {
 		uint32_t seg = rte_pktmbuf_data_len(m), take;
 
@@ -286,3 +263,36 @@ uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len
 	}
 	return left == 0 ? crc : 0;
 }
+
+uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+{
+	uint8_t masked[MASKED_MAX], copy[MASKED_MAX];
+	uint32_t n, crc, first;
+	const uint8_t *hdrs;
+
+	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
+		return 0;
+	if (l3_off + len <= rte_pktmbuf_data_len(m))
+		return droce_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
+	/* The headers are usually in the first segment (a zero-copy frame's payload follows in
+	 * other segments); when a chain splits them, gather a copy. */
+	n = 0;
+	if (l3_off < rte_pktmbuf_data_len(m)) {
+		hdrs = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+		first = rte_pktmbuf_data_len(m) - l3_off;
+		/* A zero-copy frame: the first segment is all headers, hashed in registers. */
+		if (icrc_use_clmul && is_v4_small(hdrs, first) &&
+		    first + (-first & 15) <= V4_ALIGNED_MAX)
+			return icrc_chain(m, icrc_v4_clmul(hdrs, first), l3_off + first, len - first);
+		n = masked_headers(hdrs, first, masked);
+	}
+	if (n == 0) {
+		hdrs = rte_pktmbuf_read(m, l3_off, RTE_MIN(len, (uint32_t)sizeof(copy)), copy);
+		n = masked_headers(hdrs, RTE_MIN(len, (uint32_t)sizeof(copy)), masked);
+	}
+	if (n == 0)
+		return 0;
+	crc = crc32_gzip_refl(DROCE_ICRC_LRH_STATE, masked, n);
+	return icrc_chain(m, crc, l3_off + n, len - n);
+}
+
