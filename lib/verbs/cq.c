@@ -6,6 +6,13 @@
  * serialises engine lcores; pollers never take it) and consumed by droce_poll_cq() (cq->poll_lock
  * serialises application pollers; the engine never takes it).
  *
+ * Arming (droce_req_notify_cq) against a completion being added: the application stores
+ * cq->armed, then polls (loads r.head); the producer stores r.head, then loads cq->armed. One
+ * of the two must see the other's store, or the application sleeps in droce_get_cq_event()
+ * on a CQ that holds a completion. Release/acquire does not give that (a store may still wait
+ * in the store buffer while the later load runs, which x86 does), so these four accesses are
+ * sequentially consistent (test verbs cq_arm_while_completing_loses_no_event).
+ *
  * Overrun: a completion that finds the ring full is not written. The CQ enters error (state 1),
  * later completions for it are counted in cq->dropped, and droce_poll_cq() returns -EIO. Then,
  * outside any QP lock, verbs_cq_fail() raises IBV_EVENT_CQ_ERR once (state 2) and fails every QP
@@ -161,7 +168,8 @@ int droce_poll_cq(struct droce_cq *c, int num_entries, struct ibv_wc *wc)
 		return -EIO;
 	verbs_lock(&cq->poll_lock);
 	tail = verbs_ring_tail(&cq->r);
-	n = RTE_MIN(verbs_ring_ready(&cq->r, tail), (uint32_t)num_entries);
+	/* Seq-cst, and acquire too (the slots): after an arm, see the head or be seen armed. */
+	n = RTE_MIN(__atomic_load_n(&cq->r.head, __ATOMIC_SEQ_CST) - tail, (uint32_t)num_entries);
 	for (i = 0; i < n; i++)
 		wc[i] = cq->wc[(tail + i) & cq->r.mask];
 	verbs_ring_retire(&cq->r, tail + n);
@@ -173,9 +181,9 @@ int droce_req_notify_cq(struct droce_cq *c, int solicited_only)
 {
 	if (c == NULL || c->channel == NULL)
 		return EINVAL;
-	/* Pairs with the acquire exchange in notify(). */
+	/* Seq-cst: ordered before the next poll's load of the head (file comment). */
 	__atomic_store_n(&to_vcq(c)->armed, solicited_only ? CQ_ARM_SOLICITED : CQ_ARM_NEXT,
-			 __ATOMIC_RELEASE);
+			 __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -183,7 +191,8 @@ int droce_req_notify_cq(struct droce_cq *c, int solicited_only)
  * solicited or error completion. */
 static void notify(struct verbs_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
-	uint32_t a = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+	/* Seq-cst: after the store of the head in verbs_cq_push() (file comment). */
+	uint32_t a = __atomic_load_n(&cq->armed, __ATOMIC_SEQ_CST);
 
 	if (a == CQ_ARM_NONE)
 		return;
@@ -211,7 +220,10 @@ int verbs_cq_push(struct verbs_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	cq->wc[head & cq->r.mask] = *wc;
-	verbs_ring_publish(&cq->r, head + 1);
+	if (cq->pub.channel != NULL)	/* seq-cst (and release): before notify()'s load */
+		__atomic_store_n(&cq->r.head, head + 1, __ATOMIC_SEQ_CST);
+	else
+		verbs_ring_publish(&cq->r, head + 1);
 	verbs_unlock(&cq->prod_lock);
 	if (cq->pub.channel != NULL)
 		notify(cq, wc, solicited);
