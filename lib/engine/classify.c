@@ -167,6 +167,27 @@ static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_
 	rte_pktmbuf_free(m);
 }
 
+/* Two frames ahead: the mbuf's two cache lines (the second holds the chain's next). */
+static inline void prefetch_mbuf(const struct rte_mbuf *m)
+{
+	rte_prefetch0(m);
+	rte_prefetch0(RTE_PTR_ADD(m, RTE_CACHE_LINE_SIZE));
+}
+
+/* One frame ahead: its headers and, for a chain (a zero-copy frame: payload and tail
+ * segments, where the parser reads the ICRC), the next segments' mbufs. */
+static inline void prefetch_frame(const struct rte_mbuf *m)
+{
+	const struct rte_mbuf *seg = m->next;
+
+	rte_prefetch0(rte_pktmbuf_mtod(m, void *));
+	if (seg != NULL) {
+		prefetch_mbuf(seg);
+		if (seg->next != NULL)
+			prefetch_mbuf(seg->next);
+	}
+}
+
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
@@ -180,9 +201,13 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	 * QPs stall behind backpressure. */
 	do {
 		n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
+		for (i = 0; i < n && i < 2; i++)
+			prefetch_mbuf(pkts[i]);
 		for (i = 0; i < n; i++) {
+			if (i + 2 < n)
+				prefetch_mbuf(pkts[i + 2]);
 			if (i + 1 < n)
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+				prefetch_frame(pkts[i + 1]);
 			edev->cnt.rx_packets++;
 			edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			rx_one(lc, edev, pkts[i]);
