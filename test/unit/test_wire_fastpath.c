@@ -7,7 +7,8 @@
  * - the ICRC state after the 8 bytes of 0xFF is ISA-L's own;
  * - droce_icrc() and droce_icrc_mbuf() give the same CRC for IPv4 (with and without options)
  *   and IPv6, every length from 0 to past 256 bytes, contiguous and chained, and short input,
- *   with small IPv4 frames hashed both by carry-less multiplication and by ISA-L;
+ *   with small IPv4 frames hashed both by carry-less multiplication and by ISA-L, and for
+ *   zero-copy chains (headers | an MTU of payload | ICRC) of every IB MTU;
  * - droce_parse() and droce_parse_mbuf() give the same result and, when the headers were all
  *   read (OK, BAD_ICRC), the same view, for frames plain, 802.1Q-tagged, with IPv4 options,
  *   with Ethernet padding, split over segments, truncated, and mutated (the IP checksum and
@@ -197,6 +198,48 @@ static void test_icrc(struct rte_mempool *mp)
 	printf("icrc: %u prefixes compared\n", checked);
 }
 
+/* Zero-copy frames as the transport makes them: headers, a whole MTU of payload in the next
+ * segment, the ICRC in a third; and the same payload split or followed by more bytes in its
+ * segment. */
+static void test_icrc_mtu_chains(struct rte_mempool *mp)
+{
+	static const uint8_t ops[] = { DROCE_OP_RC_SEND_MIDDLE, DROCE_OP_RC_RDMA_WRITE_FIRST };
+	unsigned int checked = 0;
+
+	for (uint32_t mtu = 128; mtu <= 4096; mtu *= 2)
+		for (unsigned int o = 0; o < RTE_DIM(ops); o++)
+			for (int shape = 0; shape < 3; shape++) {
+				struct droce_hdr_fields h;
+				struct droce_flow f;
+				uint32_t l3 = RTE_ETHER_HDR_LEN, hdr, want;
+				struct rte_mbuf *m;
+				int n;
+
+				random_flow(&f, false);
+				test_fields(&h, ops[o], mtu);
+				test_payload(payload, mtu, mtu + o);
+				n = ref_build(frame, sizeof(frame), &f, &h, payload, mtu);
+				hdr = (uint32_t)n - mtu - DROCE_ICRC_LEN;
+				want = ref_icrc(frame + l3, n - l3 - DROCE_ICRC_LEN);
+				/* 0: hdr | payload | ICRC; 1: hdr | payload+ICRC; 2: payload split */
+				m = chain_of(mp, frame, n, (const uint32_t[]){ hdr, shape == 2 ? mtu / 2 :
+					     shape == 1 ? 0 : mtu }, 2, 0);
+				CHECK(m != NULL, "chain");
+				if (m == NULL)
+					continue;
+				CHECK_EQ(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN), want,
+					 "mtu %u op %u shape %d", mtu, ops[o], shape);
+				CHECK_EQ(want, droce_get_le32(frame + n - DROCE_ICRC_LEN), "own ICRC");
+				/* A flipped payload bit changes it. */
+				rte_pktmbuf_mtod(m->next, uint8_t *)[mtu / 3 % rte_pktmbuf_data_len(m->next)] ^= 4;
+				CHECK(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN) != want,
+				      "mtu %u op %u shape %d: bit flip seen", mtu, ops[o], shape);
+				rte_pktmbuf_free(m);
+				checked++;
+			}
+	printf("icrc: %u MTU-sized chains compared\n", checked);
+}
+
 /* ---- Parse ---- */
 
 static void compare_parse(const uint8_t *d, uint32_t len, struct rte_mempool *mp,
@@ -364,7 +407,7 @@ static void test_build(struct rte_mempool *mp)
 
 int main(int argc, char **argv)
 {
-	struct rte_mempool *mp;
+	struct rte_mempool *mp, *jumbo;
 
 	test_lrh_state();
 	if (rte_eal_init(argc, argv) < 0) {
@@ -374,19 +417,25 @@ int main(int argc, char **argv)
 	mp = rte_pktmbuf_pool_create("wire_fast", 512, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     SOCKET_ID_ANY);
 	CHECK(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
-	if (mp != NULL) {
+	jumbo = rte_pktmbuf_pool_create("wire_jumbo", 63, 0, 0, RTE_PKTMBUF_HEADROOM + 8192,
+					SOCKET_ID_ANY);
+	CHECK(jumbo != NULL, "mempool: %s", rte_strerror(rte_errno));
+	if (mp != NULL && jumbo != NULL) {
 		/* Small IPv4 frames: PCLMULQDQ where the CPU has it (the default), and ISA-L. */
 		printf("icrc: carry-less multiply %s\n",
 		       droce_icrc_clmul_get() ? "in use" : "not available on this CPU");
 		test_icrc(mp);
+		test_icrc_mtu_chains(jumbo);
 		droce_icrc_clmul_set(false);
 		CHECK(!droce_icrc_clmul_get(), "ISA-L path chosen");
 		test_icrc(mp);
+		test_icrc_mtu_chains(jumbo);
 		droce_icrc_clmul_set(true);
 		test_parse(mp);
 		test_build(mp);
-		rte_mempool_free(mp);
 	}
+	rte_mempool_free(mp);
+	rte_mempool_free(jumbo);
 	rte_eal_cleanup();
 	return test_done("test_wire_fastpath");
 }
