@@ -142,13 +142,28 @@ struct rte_mbuf *transport_pkt_zcopy(struct transport_env *env, struct transport
 }
 
 /* Short copies (headers, small messages) inline; long ones go to libc's vector memcpy, which
- * beats rte_memcpy built for DPDK's SSE4.2 baseline. */
+ * beats rte_memcpy built for DPDK's SSE4.2 baseline. Up to 16 bytes, two overlapping moves
+ * (rte_memcpy's size dispatch cost more than the copy of an 8-byte message). */
 static inline void copy_bytes(void *d, const void *s, uint32_t n)
 {
-	if (n <= 64)
+	uint64_t a, b;
+	uint32_t x, y;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, (const uint8_t *)s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy((uint8_t *)d + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(&x, s, 4);
+		memcpy(&y, (const uint8_t *)s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy((uint8_t *)d + n - 4, &y, 4);
+	} else if (n <= 64) {
 		rte_memcpy(d, s, n);
-	else
+	} else {
 		memcpy(d, s, n);
+	}
 }
 
 void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len)
