@@ -16,9 +16,11 @@
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_cpuflags.h>
+#ifdef RTE_ARCH_X86
 #include <smmintrin.h>
-#include <wmmintrin.h>
 #include <tmmintrin.h>
+#include <wmmintrin.h>
+#endif
 
 #include "droce_wire.h"
 #include "wire_private.h"
@@ -73,6 +75,15 @@ static uint32_t masked_headers(const uint8_t *l3, uint32_t len, uint8_t *ip)
  */
 #define V4_ALIGNED_MAX 240      /* ISA-L reads 16 bytes a step below 256 */
 
+/* By offset from the IPv4 header: 0xff where V4 masks (TOS, TTL, checksum, UDP checksum,
+ * BTH byte 4), 0 elsewhere; long enough for any 16-byte window of a small frame. */
+static const uint8_t v4_mask[SMALL_MAX] = {
+	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
+	[20 + 6] = 0xff, [20 + 7] = 0xff, [20 + 8 + 4] = 0xff,
+};
+
+#ifdef RTE_ARCH_X86
+
 /* crc32_gzip_refl(icrc_zeros_state[p], p zero bytes) == DROCE_ICRC_LRH_STATE (a unit test
  * checks it): the 32 CRC steps of each zero byte undone from that state, bit by bit. */
 static const uint32_t icrc_zeros_state[16] = {
@@ -80,13 +91,6 @@ static const uint32_t icrc_zeros_state[16] = {
 	0x00000000u, 0x0f6a7026u, 0x65e3626fu, 0x5cd1d97eu,
 	0x6dd90a9du, 0x0b840633u, 0x50b362e9u, 0xb979a556u,
 	0x101b2f50u, 0xce3f7abcu, 0x51f45351u, 0x25391b17u,
-};
-
-/* By offset from the IPv4 header: 0xff where V4 masks (TOS, TTL, checksum, UDP checksum,
- * BTH byte 4), 0 elsewhere; long enough for any 16-byte window of a small frame. */
-static const uint8_t v4_mask[SMALL_MAX] = {
-	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
-	[20 + 6] = 0xff, [20 + 7] = 0xff, [20 + 8 + 4] = 0xff,
 };
 
 /* From offset 16 - p, a pshufb control that moves 16 bytes up by p, zeros coming in. */
@@ -209,6 +213,39 @@ static inline uint32_t icrc_v4_small(const uint8_t *l3, uint32_t len)
 		copy[i] |= v4_mask[i];
 	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, copy, len);
 }
+
+#else /* !RTE_ARCH_X86: ISA-L over a masked copy */
+
+static const bool icrc_use_clmul;
+
+void droce_icrc_clmul_set(bool on)
+{
+	(void)on;
+}
+
+bool droce_icrc_clmul_get(void)
+{
+	return false;
+}
+
+static inline uint32_t icrc_v4_clmul(const uint8_t *l3, uint32_t len)
+{
+	(void)l3;
+	(void)len;
+	return 0;	/* never called: icrc_use_clmul is false */
+}
+
+static inline uint32_t icrc_v4_small(const uint8_t *l3, uint32_t len)
+{
+	uint8_t copy[SMALL_MAX];
+
+	memcpy(copy, l3, len);
+	for (uint32_t i = 0; i < V4_HDRS; i++)
+		copy[i] |= v4_mask[i];
+	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, copy, len);
+}
+
+#endif /* RTE_ARCH_X86 */
 
 static inline bool is_v4_small(const uint8_t *l3, uint32_t len)
 {
