@@ -462,6 +462,31 @@ void engine_mr_wait(struct droce_device *dev)
 	sched_yield();
 }
 
+static void quiesce_op(struct engine_lcore *lc, void *arg)
+{
+	RTE_SET_USED(lc);
+	RTE_SET_USED(arg);
+}
+
+/*
+ * droce_dereg_mr() removed an MR of @p dev from the table: wait until the instance serving
+ * the device is between two iterations. A dedicated lcore runs queued calls after the RX,
+ * TX and timer phases of an iteration (engine_iteration()), so a no-op call that has run
+ * proves that every MR lookup made before it was queued has finished its copy; an inline
+ * instance iterates under lc->driver, so holding it is that point; an instance that is not
+ * running iterates nowhere (engine_lcore_call() then just takes lc->driver). The MR keeps
+ * its context, hence the device, open: edev->lc does not change meanwhile.
+ */
+void engine_mr_quiesce(struct droce_device *dev)
+{
+	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_lcore *lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) :
+			NULL;
+
+	if (lc != NULL)
+		engine_lcore_call(lc, quiesce_op, NULL);
+}
+
 bool droce_engine_is_inline(void)
 {
 	struct droce_device **list = droce_get_device_list(NULL);

@@ -258,6 +258,9 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev);
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev);
 void engine_mr_wait(struct droce_device *dev);
+/** verbs_engine_ops.mr_quiesce: the instance serving @p dev passed a point between two
+ *  iterations. */
+void engine_mr_quiesce(struct droce_device *dev);
 
 /* fault.c */
 /** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */

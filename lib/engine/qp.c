@@ -195,4 +195,5 @@ const struct verbs_engine_ops engine_verbs_ops = {
 	.qp_created = qp_created,
 	.mcast = engine_mcast_update,
 	.mr_wait = engine_mr_wait,
+	.mr_quiesce = engine_mr_quiesce,
 };

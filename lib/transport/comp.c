@@ -216,9 +216,12 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 	}
 }
 
-/* Place READ response data at the WQE's message offset. */
-static void scatter_read(const struct req_wqe *e, uint32_t off, const struct rte_mbuf *m,
-			 uint32_t src, uint32_t len)
+/* Place READ response data at the WQE's message offset, each SGE checked against its MR
+ * again (it may have been deregistered since the WQE started). @return IBV_WC_SUCCESS or
+ * LOC_PROT_ERR. */
+static enum ibv_wc_status scatter_read(const struct transport_qp *t, const struct req_wqe *e,
+				       uint32_t off, const struct rte_mbuf *m, uint32_t src,
+				       uint32_t len)
 {
 	const struct verbs_send_wqe *w = e->w;
 	uint32_t i, n;
@@ -230,12 +233,15 @@ static void scatter_read(const struct req_wqe *e, uint32_t off, const struct rte
 			off -= s->length;
 			continue;
 		}
+		if (transport_sge_check(t, s, IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS)
+			return IBV_WC_LOC_PROT_ERR;
 		n = RTE_MIN(len, s->length - off);
 		transport_pkt_read(m, src, (uint8_t *)(uintptr_t)s->addr + off, n);
 		src += n;
 		len -= n;
 		off = 0;
 	}
+	return IBV_WC_SUCCESS;
 }
 
 /* @return false when the response does not fit the head WQE (dropped, counted). */
@@ -255,7 +261,10 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 	want = RTE_MIN(e->w->length - off, t->mtu);
 	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST))
 		return false;
-	scatter_read(e, off, m, pkt->payload_off, want);
+	if (scatter_read(t, e, off, m, pkt->payload_off, want) != IBV_WC_SUCCESS) {
+		comp_fail(t, c, IBV_WC_LOC_PROT_ERR);	/* its memory was deregistered */
+		return true;
+	}
 	r->comp_psn = droce_psn_add(psn, 1);
 	c->progress = true;
 	if (psn == e->last_psn)
@@ -276,6 +285,10 @@ static bool on_atomic_ack(struct transport_qp *t, struct comp_ctx *c,
 		return false;
 	/* The original value, in host order, into the WQE's 8-byte SGE (IBA 9.4.5). */
 	orig = rte_be_to_cpu_64(a->orig);
+	if (transport_sge_check(t, &e->w->sge[0], IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS) {
+		comp_fail(t, c, IBV_WC_LOC_PROT_ERR);	/* its memory was deregistered */
+		return true;
+	}
 	memcpy((void *)(uintptr_t)e->w->sge[0].addr, &orig, sizeof(orig));
 	comp_one(t, c, e);
 	return true;

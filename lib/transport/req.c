@@ -142,15 +142,18 @@ static void wqe_start(struct transport_qp *t, struct req_wqe *e)
 		r->nrd++;
 }
 
-/* Copy @len bytes of the WQE's data at message offset @off into @m. */
-void req_gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m,
-		   uint32_t len)
+/* Copy @len bytes of the WQE's data at message offset @off into @m. Each SGE read is checked
+ * against its MR again: wqe_check() ran when the WQE started, and the application may have
+ * deregistered (and freed) the memory since; droce_dereg_mr() returns only after every engine
+ * iteration that may hold an older lookup has ended (verbs_engine_ops.mr_quiesce). */
+enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
+			      uint32_t off, struct rte_mbuf *m, uint32_t len)
 {
 	uint32_t i, n, dst = 0;
 
 	if (w->num_sge == 0) {	/* inline: the bytes follow the WQE */
 		transport_pkt_write(m, 0, (const uint8_t *)w->sge + off, len);
-		return;
+		return IBV_WC_SUCCESS;
 	}
 	for (i = 0; i < w->num_sge && len != 0; i++) {
 		const struct ibv_sge *s = &w->sge[i];
@@ -159,12 +162,15 @@ void req_gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m
 			off -= s->length;
 			continue;
 		}
+		if (unlikely(transport_sge_check(t, s, 0) != IBV_WC_SUCCESS))
+			return IBV_WC_LOC_PROT_ERR;
 		n = RTE_MIN(len, s->length - off);
 		transport_pkt_write(m, dst, (const uint8_t *)(uintptr_t)s->addr + off, n);
 		dst += n;
 		len -= n;
 		off = 0;
 	}
+	return IBV_WC_SUCCESS;
 }
 
 /* Headers of the next SEND/WRITE packet; returns its payload length. */
@@ -253,8 +259,12 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 		m = transport_pkt_alloc(env, len);
 		if (m == NULL)
 			return -ENOMEM;
-		if (len != 0)
-			req_gather(e->w, r->off, m, len);
+		if (len != 0 && req_gather(t, e->w, r->off, m, len) != IBV_WC_SUCCESS) {
+			/* Deregistered under the WR, as the zero-copy case above. */
+			transport_mbuf_free(env, m);
+			e->err = IBV_WC_LOC_PROT_ERR;
+			return -EFAULT;
+		}
 	}
 	h.psn = r->psn;
 	/* AckReq on the last packet of a message, and now and then inside long ones so

@@ -44,20 +44,11 @@ void resp_reset(struct transport_qp *t)
 static enum resp_result rkey_check(const struct transport_qp *t, uint32_t rkey, uint64_t va,
 				   uint32_t len, int access, uint8_t **addr)
 {
-	const struct droce_mr *mr;
-	uint64_t base;
-
 	*addr = NULL;
 	if (len == 0)
 		return RR_OK;
-	mr = verbs_mr_lookup(t->dev, rkey, true);
-	if (mr == NULL || mr->pd != t->qp->pd || !(verbs_mr_access(mr) & access))
-		return RR_ACCESS;
-	base = (uintptr_t)mr->addr;
-	if (va < base || va - base > mr->length || len > mr->length - (va - base))
-		return RR_ACCESS;
-	*addr = (uint8_t *)(uintptr_t)va;
-	return RR_OK;
+	*addr = transport_rkey_mem(t, rkey, va, len, access);
+	return *addr != NULL ? RR_OK : RR_ACCESS;
 }
 
 /* As rxe's check_op_valid: the QP must be enabled for the remote operation. */
@@ -150,6 +141,9 @@ static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 	s->rwqe = NULL;
 }
 
+static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
+		       uint32_t psn);
+
 /* Copy @len payload bytes into the receive WQE at message offset @off. */
 static enum ibv_wc_status scatter(const struct transport_qp *t, const struct verbs_recv_wqe *r,
 				  uint32_t off, const struct rte_mbuf *m, uint32_t src,
@@ -205,6 +199,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t len = pkt->payload_len;
+	uint8_t *addr = NULL;
 	enum resp_result rr;
 
 	/* WRITE with immediate consumes a receive WQE (IBA 9.4.4.2): RNR before any byte. */
@@ -216,8 +211,9 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 
 		if (dlen > (1u << 31))
 			return RR_INV_REQ;
-		rr = rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
-				IBV_ACCESS_REMOTE_WRITE, &s->wr_addr);
+		s->wr_va = rte_be_to_cpu_64(reth->va);
+		s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
+		rr = rkey_check(t, s->wr_rkey, s->wr_va, dlen, IBV_ACCESS_REMOTE_WRITE, &addr);
 		if (rr != RR_OK)
 			return rr;
 		s->wr_resid = dlen;
@@ -226,9 +222,17 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	if (!payload_len_ok(t, pkt->mask, len) || len > s->wr_resid ||
 	    ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
 		return RR_INV_REQ;
-	transport_pkt_read(m, pkt->payload_off, s->wr_addr, len);
-	if (len != 0)
-		s->wr_addr += len;
+	if (len != 0) {
+		/* Later packets: the MR may have been deregistered since the first one (as
+		 * rxe, an R_Key violation: NAK remote access error). */
+		if (!(pkt->mask & DROCE_M_FIRST))
+			addr = transport_rkey_mem(t, s->wr_rkey, s->wr_va, len,
+						  IBV_ACCESS_REMOTE_WRITE);
+		if (addr == NULL)
+			return RR_ACCESS;
+		transport_pkt_read(m, pkt->payload_off, addr, len);
+		s->wr_va += len;
+	}
 	s->wr_resid -= len;
 	if (pkt->mask & DROCE_M_LAST) {
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
@@ -288,7 +292,8 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	s->res[i].first_psn = psn;
 	s->res[i].last_psn = droce_psn_add(psn, RTE_MAX(div_up(dlen, t->mtu), 1u) - 1);
 	s->res[i].start_psn = psn;
-	s->res[i].addr = addr;
+	s->res[i].va = rte_be_to_cpu_64(reth->va);
+	s->res[i].rkey = rte_be_to_cpu_32(reth->rkey);
 	s->res[i].len = dlen;
 	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 	s->res[i].msn = s->msn;
@@ -371,13 +376,19 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		uint8_t *addr;
 
 		r = res_find(t, RK_READ, psn);
-		if (r == NULL || rkey_check(t, rte_be_to_cpu_32(reth->rkey),
-				rte_be_to_cpu_64(reth->va), dlen, IBV_ACCESS_REMOTE_READ,
-				&addr) != RR_OK) {
+		if (r == NULL) {
 			TCNT(env, t, rx_dup_dropped);
 			return;
 		}
-		r->addr = addr;
+		if (rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
+			       IBV_ACCESS_REMOTE_READ, &addr) != RR_OK) {
+			/* The READ's memory was deregistered since it was answered: as rxe's
+			 * replay (an R_Key violation), NAK remote access error, QP to ERR. */
+			resp_error(env, t, RR_ACCESS, psn);
+			return;
+		}
+		r->va = rte_be_to_cpu_64(reth->va);
+		r->rkey = rte_be_to_cpu_32(reth->rkey);
 		r->len = dlen;
 		r->off = 0;
 		r->start_psn = psn;
@@ -425,6 +436,11 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
 	transport_forget_wqes(t);
+}
+
+void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn)
+{
+	resp_error(env, t, RR_ACCESS, psn);
 }
 
 static enum resp_result resp_execute(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,

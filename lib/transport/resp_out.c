@@ -100,28 +100,45 @@ static int send_atomic(struct transport_env *env, struct transport_qp *t, struct
 	return transport_pkt_send(env, t, m, &h);
 }
 
-/* One READ response packet (IBA 9.4.4.1: FIRST/MIDDLE/LAST or ONLY, AETH on all but MIDDLE). */
+/*
+ * One READ response packet (IBA 9.4.4.1: FIRST/MIDDLE/LAST or ONLY, AETH on all but MIDDLE).
+ * The R_Key is checked again for each packet: the MR may have been deregistered since the
+ * request was accepted. Then, as rxe's R_Key violation on a later packet: no more data, a NAK
+ * remote access error for the PSN this packet would have had (the requester completes the
+ * READ with IBV_WC_REM_ACCESS_ERR), and the QP goes to ERR (resp_access_err()).
+ * @return 0, -ENOMEM, or -EACCES (the NAK is queued, the READ is over).
+ */
 static int send_read(struct transport_env *env, struct transport_qp *t, struct resp_res *r,
 		     bool *done)
 {
 	uint32_t rem = r->len - r->off, n = RTE_MIN(rem, t->mtu);
 	bool first = r->off == 0, last = rem <= t->mtu;
 	struct droce_hdr_fields h;
+	const uint8_t *src = NULL;
 	struct rte_mbuf *m;
 
+	memset(&h, 0, sizeof(h));
+	h.psn = droce_psn_add(r->start_psn, r->off / t->mtu);
+	if (n != 0) {
+		src = transport_rkey_mem(t, r->rkey, r->va + r->off, n, IBV_ACCESS_REMOTE_READ);
+		if (src == NULL) {
+			r->queued = false;
+			*done = true;
+			resp_access_err(env, t, h.psn);
+			return -EACCES;
+		}
+	}
 	m = transport_pkt_alloc(env, n);
 	if (m == NULL)
 		return -ENOMEM;
-	memset(&h, 0, sizeof(h));
 	h.opcode = first ? (last ? DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
 			   DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST) :
 		   (last ? DROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
 			   DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
-	h.psn = droce_psn_add(r->start_psn, r->off / t->mtu);
 	h.aeth.syndrome = AETH_ACK_UNLIMITED;
 	h.aeth.msn = r->msn;
 	if (n != 0)
-		transport_pkt_write(m, 0, r->addr + r->off, n);
+		transport_pkt_write(m, 0, src, n);
 	r->off += n;
 	if (last) {
 		r->queued = false;
@@ -154,6 +171,7 @@ unsigned int resp_tx(struct transport_env *env, struct transport_qp *t, unsigned
 		else {
 			done = false;
 			rc = send_read(env, t, r, &done);
+			err = err || rc == -EACCES;	/* the QP went to ERR: only its NAK */
 		}
 		if (rc == -ENOMEM)
 			break;

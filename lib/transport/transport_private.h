@@ -99,7 +99,8 @@ struct resp_res {
 	uint32_t last_psn;
 	uint32_t msn;
 	/* READ: what is being sent (the request, or a replay starting at psn) */
-	const uint8_t *addr;		/**< memory at the request's (replay's) VA */
+	uint64_t va;			/**< the request's (replay's) VA */
+	uint32_t rkey;			/**< its R_Key, checked again for every packet */
 	uint32_t len;			/**< bytes from addr */
 	uint32_t off;			/**< bytes already sent */
 	uint32_t start_psn;		/**< PSN of the request being answered */
@@ -133,8 +134,10 @@ struct transport_resp {
 	const struct verbs_recv_wqe *rwqe;
 	bool rwqe_srq;			/**< rwqe is srq_buf (taken from the SRQ) */
 	uint32_t recv_off;		/**< bytes received into rwqe */
-	/* the RDMA WRITE in progress */
-	uint8_t *wr_addr;
+	/* the RDMA WRITE in progress: where its next packet goes, under which R_Key (checked
+	 * again for every packet: the MR may be deregistered in the middle of the message) */
+	uint64_t wr_va;
+	uint32_t wr_rkey;
 	uint32_t wr_resid;
 	uint32_t wr_len;
 	uint32_t since_ack;		/**< accepted packets since the last ACK queued */
@@ -250,6 +253,10 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
  *  @return IBV_WC_SUCCESS or LOC_PROT_ERR. */
 enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struct ibv_sge *s,
 				       int access);
+/** The memory at @p va if R_Key @p rkey names a live MR of the QP's PD with @p access that
+ *  covers @p len bytes from @p va, else NULL. */
+uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey, uint64_t va,
+			    uint32_t len, int access);
 
 /* timer.c */
 uint64_t transport_rto_ticks(uint8_t timeout, uint64_t hz);
@@ -259,8 +266,12 @@ uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
 void req_reset(struct transport_qp *t, uint32_t psn);
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
 bool req_pending(const struct transport_qp *t);
-/** Copy @p len bytes of @p w's data at message offset @p off into @p m's payload. */
-void req_gather(const struct verbs_send_wqe *w, uint32_t off, struct rte_mbuf *m, uint32_t len);
+/** Copy @p len bytes of @p w's data at message offset @p off into @p m's payload, checking
+ *  each SGE it reads against its MR again first (transport_sge_check()): the MR may have been
+ *  deregistered since the WQE started. @return IBV_WC_SUCCESS, or LOC_PROT_ERR (nothing of
+ *  that SGE was read; @p m is partly filled and must be freed). */
+enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
+			      uint32_t off, struct rte_mbuf *m, uint32_t len);
 /** Go back to comp_psn (go-back-N) at the next req_tx(). */
 void req_retry(struct transport_qp *t);
 
@@ -273,6 +284,9 @@ void comp_local_err(struct transport_env *env, struct transport_qp *t);
 
 /* resp.c */
 void resp_reset(struct transport_qp *t);
+/** A READ's memory was deregistered while its responses were being sent: NAK remote access
+ *  error for @p psn, and the QP goes to ERR (as for a bad R_Key in a request). */
+void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn);
 void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	     const struct droce_pkt *pkt);
 

@@ -67,8 +67,10 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, len);
 	if (m == NULL)
 		return -ENOMEM;
-	if (len != 0)
-		req_gather(w, off, m, len);
+	if (len != 0 && req_gather(t, w, off, m, len) != IBV_WC_SUCCESS) {
+		transport_mbuf_free(env, m);
+		return -EFAULT;	/* deregistered under the WR: uc_tx() fails it */
+	}
 	rc = transport_pkt_send(env, t, m, &h);
 	if (rc != 0)
 		return rc;
@@ -161,24 +163,16 @@ static bool uc_write_first(struct transport_env *env, struct transport_qp *t,
 {
 	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
 	struct transport_resp *s = &t->resp;
-	uint32_t len = rte_be_to_cpu_32(reth->len), rkey = rte_be_to_cpu_32(reth->rkey);
-	uint64_t va = rte_be_to_cpu_64(reth->va), base;
-	const struct droce_mr *mr;
+	uint32_t len = rte_be_to_cpu_32(reth->len);
 
-	s->wr_addr = NULL;
+	s->wr_va = rte_be_to_cpu_64(reth->va);
+	s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
 	s->wr_resid = s->wr_len = len;
 	if (len == 0)
 		return true;
-	mr = verbs_mr_lookup(t->dev, rkey, true);
-	if (!(verbs_qp_attr(t->qp)->qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || mr == NULL ||
-	    mr->pd != t->qp->pd || !(verbs_mr_access(mr) & IBV_ACCESS_REMOTE_WRITE))
-		goto bad;
-	base = (uintptr_t)mr->addr;
-	if (va < base || va - base > mr->length || len > mr->length - (va - base))
-		goto bad;
-	s->wr_addr = (uint8_t *)(uintptr_t)va;
-	return true;
-bad:
+	if ((verbs_qp_attr(t->qp)->qp_access_flags & IBV_ACCESS_REMOTE_WRITE) &&
+	    transport_rkey_mem(t, s->wr_rkey, s->wr_va, len, IBV_ACCESS_REMOTE_WRITE) != NULL)
+		return true;
 	TCNT(env, t, access_err);	/* UC: class D, the message is dropped silently */
 	return false;
 }
@@ -188,6 +182,7 @@ static bool uc_write(struct transport_env *env, struct transport_qp *t, const st
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t len = pkt->payload_len;
+	uint8_t *addr;
 
 	if ((pkt->mask & DROCE_M_FIRST) && !uc_write_first(env, t, pkt))
 		return false;
@@ -197,8 +192,14 @@ static bool uc_write(struct transport_env *env, struct transport_qp *t, const st
 	if ((pkt->mask & DROCE_M_RWR) && urecv_get(env, t) == NULL)
 		return false;
 	if (len != 0) {
-		transport_pkt_read(m, pkt->payload_off, s->wr_addr, len);
-		s->wr_addr += len;
+		/* Each packet: the MR may have been deregistered since the first one. */
+		addr = transport_rkey_mem(t, s->wr_rkey, s->wr_va, len, IBV_ACCESS_REMOTE_WRITE);
+		if (addr == NULL) {
+			TCNT(env, t, access_err);
+			return false;
+		}
+		transport_pkt_read(m, pkt->payload_off, addr, len);
+		s->wr_va += len;
 	}
 	s->wr_resid -= len;
 	if (pkt->mask & DROCE_M_RWR)

@@ -86,8 +86,10 @@ int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, w->length);
 	if (m == NULL)
 		return -ENOMEM;
-	if (w->length != 0)
-		req_gather(w, 0, m, w->length);
+	if (w->length != 0 && req_gather(t, w, 0, m, w->length) != IBV_WC_SUCCESS) {
+		transport_mbuf_free(env, m);
+		return -EFAULT;	/* deregistered under the WR: ureq_tx() fails it */
+	}
 	memset(&h, 0, sizeof(h));
 	h.opcode = w->opcode == IBV_WR_SEND_WITH_IMM ? DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
 						       DROCE_OP_UD_SEND_ONLY;

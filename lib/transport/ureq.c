@@ -8,6 +8,8 @@
  * and ud.c (one packet per message). It uses the RC requester's ring and indices with
  * comp == cur: a WQE is complete once it is past.
  */
+#include <errno.h>
+
 #include "transport_private.h"
 
 /* Local checks (IBA 10.8.3.x local errors); an error completes the WQE and stops the SQ
@@ -66,6 +68,7 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 	unsigned int sent = 0;
 	struct req_wqe *e;
 	bool last;
+	int rc;
 
 	if (st == IBV_QPS_SQE && verbs_wq_pending(t->qp, true))
 		verbs_sq_next(t->qp);	/* WRs posted in SQE: flushed by verbs */
@@ -81,8 +84,15 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			break;
 		}
 		last = false;
-		if ((t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
-		     uc_send_packet(env, t, e->w, &last)) != 0)
+		rc = t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
+					     uc_send_packet(env, t, e->w, &last);
+		if (rc == -EFAULT) {
+			/* Its memory was deregistered under the WR: a local protection error,
+			 * as the lkey check of a new WR would give (next turn of the loop). */
+			e->err = IBV_WC_LOC_PROT_ERR;
+			continue;
+		}
+		if (rc != 0)
 			break;	/* MAC being resolved, no mbuf: the WQE waits */
 		sent++;
 		if (last)

@@ -197,6 +197,25 @@ static bool mr_drain(struct droce_device *dev, struct verbs_mr *mr)
 	return false;
 }
 
+/*
+ * The copy path: the engine looks an MR up (verbs_mr_lookup(), a load-acquire of the table
+ * slot) for each packet and copies right after, within one engine iteration. A lookup that
+ * ran before the store of NULL in droce_dereg_mr() may still be copying: wait until the
+ * engine instance serving @p dev has passed a point between iterations after that store.
+ * The store is sequenced before the request to the engine (queued under a mutex and
+ * published by a store-release the engine load-acquires), so every lookup the engine makes
+ * after taking the request sees NULL, and every lookup before it belongs to work that ended
+ * before the engine marked the request done (store-release, load-acquired by the waiter):
+ * the copies happen before droce_dereg_mr() returns, and so before any free() of the memory.
+ */
+static void mr_quiesce(struct droce_device *dev)
+{
+	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
+
+	if (ops != NULL && ops->mr_quiesce != NULL)
+		ops->mr_quiesce(dev);
+}
+
 int droce_dereg_mr(struct droce_mr *m)
 {
 	struct droce_device *dev;
@@ -211,6 +230,7 @@ int droce_dereg_mr(struct droce_mr *m)
 	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 	leak = !mr_drain(dev, mr);
+	mr_quiesce(dev);
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
 	if (!leak)
 		free(mr);

@@ -307,6 +307,12 @@ struct verbs_engine_ops {
 	 *  on @p dev: make progress (an inline engine runs an iteration; an lcore engine needs
 	 *  nothing but time). */
 	void (*mr_wait)(struct droce_device *dev);
+	/** droce_dereg_mr() removed an MR of @p dev from the table: return once no engine
+	 *  work that may have looked it up before can still be running on @p dev (the
+	 *  instance serving it passed a point between two iterations; nothing to wait for
+	 *  when it does not run). After this, no engine reads or writes the MR's memory by a
+	 *  copy and no engine reads the MR itself. */
+	void (*mr_quiesce)(struct droce_device *dev);
 };
 
 /** Register the engine (one; a second call replaces the first). */
