@@ -90,7 +90,7 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 }
 
 /* The WQE to send from, fetching the next one from the SQ when needed; NULL: none. */
-static struct req_wqe *req_current(struct transport_qp *t)
+static struct req_wqe *req_current(const struct transport_env *env, struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
 	const struct verbs_send_wqe *w;
@@ -108,6 +108,7 @@ static struct req_wqe *req_current(struct transport_qp *t)
 	e->w = w;
 	e->kind = wr_kind(w->opcode);
 	e->err = wqe_check(t, e);
+	e->checked = env->now;
 	return e;
 }
 
@@ -142,12 +143,14 @@ static void wqe_start(struct transport_qp *t, struct req_wqe *e)
 		r->nrd++;
 }
 
-/* Copy @len bytes of the WQE's data at message offset @off into @m. Each SGE read is checked
- * against its MR again: wqe_check() ran when the WQE started, and the application may have
- * deregistered (and freed) the memory since; droce_dereg_mr() returns only after every engine
- * iteration that may hold an older lookup has ended (verbs_engine_ops.mr_quiesce). */
+/* Copy @len bytes of the WQE's data at message offset @off into @m. Unless @recheck is false,
+ * each SGE read is checked against its MR again: wqe_check() ran when the WQE started, and
+ * the application may have deregistered (and freed) the memory since; droce_dereg_mr()
+ * returns only after every engine entry (iteration, or control call) that may hold an older
+ * lookup has ended (verbs_engine_ops.mr_quiesce). So a WQE checked in this same entry (the
+ * first packet of most messages) needs no second lookup. */
 enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
-			      uint32_t off, struct rte_mbuf *m, uint32_t len)
+			      uint32_t off, struct rte_mbuf *m, uint32_t len, bool recheck)
 {
 	uint32_t i, n, dst = 0;
 
@@ -162,7 +165,7 @@ enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_s
 			off -= s->length;
 			continue;
 		}
-		if (unlikely(transport_sge_check(t, s, 0) != IBV_WC_SUCCESS))
+		if (recheck && unlikely(transport_sge_check(t, s, 0) != IBV_WC_SUCCESS))
 			return IBV_WC_LOC_PROT_ERR;
 		n = RTE_MIN(len, s->length - off);
 		transport_pkt_write(m, dst, (const uint8_t *)(uintptr_t)s->addr + off, n);
@@ -259,7 +262,8 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 		m = transport_pkt_alloc(env, len);
 		if (m == NULL)
 			return -ENOMEM;
-		if (len != 0 && req_gather(t, e->w, r->off, m, len) != IBV_WC_SUCCESS) {
+		if (len != 0 && req_gather(t, e->w, r->off, m, len, e->checked != env->now) !=
+				  IBV_WC_SUCCESS) {
 			/* Deregistered under the WR, as the zero-copy case above. */
 			transport_mbuf_free(env, m);
 			e->err = IBV_WC_LOC_PROT_ERR;
@@ -343,7 +347,7 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 	if (r->need_retry)
 		req_rewind(t);
 	while (sent < budget) {
-		e = req_current(t);
+		e = req_current(env, t);
 		if (e == NULL)
 			break;
 		if (e->err) {

@@ -66,6 +66,9 @@ struct req_wqe {
 	uint8_t kind;			/**< enum req_kind */
 	uint8_t started;		/**< has PSNs; counted in nrd when READ/ATOMIC */
 	uint8_t err;			/**< local error found when fetched (enum ibv_wc_status) */
+	/** transport_env.now of the engine entry that checked its SGEs (wqe_check()): within
+	 *  that entry they need no second check (droce_dereg_mr() waits for it to end). */
+	uint64_t checked;
 };
 
 /** Requester and completer state. Indices count WQEs handed out (free-running). */
@@ -271,7 +274,7 @@ bool req_pending(const struct transport_qp *t);
  *  deregistered since the WQE started. @return IBV_WC_SUCCESS, or LOC_PROT_ERR (nothing of
  *  that SGE was read; @p m is partly filled and must be freed). */
 enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
-			      uint32_t off, struct rte_mbuf *m, uint32_t len);
+			      uint32_t off, struct rte_mbuf *m, uint32_t len, bool recheck);
 /** Go back to comp_psn (go-back-N) at the next req_tx(). */
 void req_retry(struct transport_qp *t);
 

@@ -67,7 +67,7 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, len);
 	if (m == NULL)
 		return -ENOMEM;
-	if (len != 0 && req_gather(t, w, off, m, len) != IBV_WC_SUCCESS) {
+	if (len != 0 && req_gather(t, w, off, m, len, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
 		return -EFAULT;	/* deregistered under the WR: uc_tx() fails it */
 	}

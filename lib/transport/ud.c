@@ -86,7 +86,7 @@ int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, w->length);
 	if (m == NULL)
 		return -ENOMEM;
-	if (w->length != 0 && req_gather(t, w, 0, m, w->length) != IBV_WC_SUCCESS) {
+	if (w->length != 0 && req_gather(t, w, 0, m, w->length, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
 		return -EFAULT;	/* deregistered under the WR: ureq_tx() fails it */
 	}
