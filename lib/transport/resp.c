@@ -376,7 +376,9 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		uint8_t *addr;
 
 		r = res_find(t, RK_READ, psn);
-		if (r == NULL) {
+		/* A replay names the R_Key of the READ it repeats (rxe replays from the key it
+		 * kept); another key is not a replay of it: dropped, as before. */
+		if (r == NULL || rte_be_to_cpu_32(reth->rkey) != r->rkey) {
 			TCNT(env, t, rx_dup_dropped);
 			return;
 		}

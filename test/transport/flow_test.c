@@ -4,7 +4,8 @@
 /*
  * Ordering and limits: READ/ATOMIC at max_rd_atomic depth (never more outstanding), a fence
  * holding a WRITE until an earlier READ completed, duplicate requests answered (SEND re-ACKed,
- * READ replayed from memory, ATOMIC replayed from the saved result and never executed twice),
+ * READ replayed from memory (a "replay" naming another R_Key dropped), ATOMIC replayed from the
+ * saved result and never executed twice),
  * one sequence NAK per PSN gap then go-back-N, opcode sequence and QP state drops, COMM_EST,
  * MAC resolution pending, and many QP pairs at once.
  */
@@ -223,11 +224,33 @@ static void replay_saved(void)
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
 }
 
+/* A copy of the READ request @p m with its R_Key changed and its ICRC made right again. */
+static struct rte_mbuf *forged_rkey_copy(const struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = m != NULL ? rte_pktmbuf_copy(m, tt.pool, 0, UINT32_MAX) : NULL;
+	struct droce_pkt pkt;
+	struct droce_reth *reth;
+	uint8_t *d;
+
+	CHECK(c != NULL && c->nb_segs == 1);
+	if (c == NULL || c->nb_segs != 1)
+		return NULL;
+	CHECK_EQ(droce_parse_mbuf(c, 0, &pkt), DROCE_PARSE_OK);
+	CHECK(pkt.opcode == DROCE_OP_RC_RDMA_READ_REQUEST);
+	d = rte_pktmbuf_mtod(c, uint8_t *);
+	reth = (struct droce_reth *)(uintptr_t)droce_pkt_ext(&pkt, DROCE_HDR_RETH);
+	reth->rkey ^= rte_cpu_to_be_32(0x100);
+	droce_put_le32(d + pkt.frame_len - DROCE_ICRC_LEN,
+		       droce_icrc(d + pkt.l3_off, pkt.frame_len - pkt.l3_off - DROCE_ICRC_LEN));
+	return c;
+}
+
 /* IBA 9.7.5.1.2: duplicates are answered, never executed twice. */
 static void duplicates(void)
 {
 	uint64_t *ctr = (uint64_t *)(rbuf + 128);
 	struct ibv_sge rs = { (uintptr_t)rbuf + 4096, 4096, rmr->lkey };
+	struct rte_mbuf *forged;
 	struct tt_qp *q;
 	struct ibv_wc wc;
 	unsigned int n;
@@ -248,10 +271,24 @@ static void duplicates(void)
 	tt_fill(rbuf + 8192, 3000, 4);
 	post(q, 2, IBV_WR_RDMA_READ, lbuf, 3000, rbuf + 8192, 0);
 	wait_ok(q->scq, 1);
+	forged = forged_rkey_copy(saved[0]);
 	n = tap_count(1, -1, -1);
 	replay_saved();
 	CHECK_EQ(tap_count(1, -1, -1), n + 3);	/* 3000 bytes at MTU 1024: replayed */
 	CHECK_EQ(tt.cnt[1].duplicate_request, 2);
+	/* The same READ naming another R_Key is no replay of it: dropped, nothing answered,
+	 * and the QP goes on (the SEND below). */
+	if (forged != NULL) {
+		struct droce_pkt fp;
+
+		CHECK_EQ(droce_parse_mbuf(forged, 0, &fp), DROCE_PARSE_OK);
+		n = tap_count(1, -1, -1);
+		tt_enqueue(&tt, forged, &fp, 1);
+		tt_run(&tt, NULL, NULL, NS_LIMIT);
+		CHECK_EQ(tap_count(1, -1, -1), n);
+		CHECK_EQ(tt.cnt[1].duplicate_request, 3);
+		CHECK_EQ(tt.cnt[1].rx_dup_dropped, 1);
+	}
 
 	tt_post_recv(q->peer, 9, &rs, 1);
 	post(q, 3, IBV_WR_SEND, lbuf, 100, NULL, 0);
@@ -260,7 +297,7 @@ static void duplicates(void)
 	replay_saved();
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, -1), n + 1);	/* re-ACKed */
 	CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 2, (struct ibv_wc[2]){ 0 }, NS_LIMIT), 1);
-	CHECK_EQ(tt.cnt[1].duplicate_request, 3);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 4);
 	RTE_SET_USED(wc);
 	printf("duplicates_reacked_read_replayed_atomic_once: ok\n");
 }
