@@ -215,6 +215,7 @@ int main(int argc, char **argv)
 	struct perf_opts o;
 	uint32_t sz[24];
 	unsigned int n;
+	bool ran;
 	int rc;
 
 	rc = perf_opts_parse(argc, argv, &o);
@@ -230,6 +231,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = 0;
+	if (o.role == PERF_BOTH)
+		c.c2c_ns[0] = perf_c2c_measure();
 	if (!o.no_raw && o.role == PERF_BOTH) {
 		rc = perf_setup_path_mtu(&c);
 		if (rc == 0)
@@ -237,6 +240,8 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0)
 		rc = perf_setup_open(&c);
+	if (rc == 0 && c.c2c_ns[0] > 0 && !perf_c2c_engine_there())
+		c.c2c_ns[0] = 0;	/* the engine is not on the lcore measured */
 	if (rc == 0)
 		rc = perf_setup_qps(&c);
 	if (rc == 0 && !o.no_raw)
@@ -245,13 +250,18 @@ int main(int argc, char **argv)
 		rc = perf_peer_barrier(&c) == 0 &&
 		     (o.no_raw || peer_references(&c, sz, n, refs) == 0) &&
 		     perf_warmup(&c) == 0 && perf_peer_barrier(&c) == 0 ? 0 : -1;
-	if (rc == 0) {
+	ran = rc == 0;
+	if (ran) {
 		perf_report_header(&o);
 		rc = run_sizes(&c, sz, n, refs);
-		perf_report_footer(&o);
+	}
+	perf_setup_close(&c);	/* frees the engine's lcore for the second c2c */
+	if (ran) {
+		if (o.role == PERF_BOTH && c.c2c_ns[0] > 0)
+			c.c2c_ns[1] = perf_c2c_measure();
+		perf_report_footer(&c);
 		perf_report_counters(&c);
 	}
-	perf_setup_close(&c);
 	perf_peer_stop(&c);
 	if (perf_stop) {
 		fprintf(stderr, "droce-perf: interrupted\n");

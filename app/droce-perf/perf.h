@@ -14,6 +14,7 @@
  *   bw.c, lat.c    the bandwidth and latency drivers
  *   rawfwd.c       the raw DPDK forwarding rate of the same ports (testpmd io-forward)
  *   bounds.c       memcpy and ISA-L CRC rates on one core: the physical bound
+ *   c2c.c          a cache line's round trip between the benchmark's and the engine's cores
  *   report.c       perftest's lines, droce's ratios, counters, JSON, progress line
  */
 #ifndef PERF_H
@@ -115,6 +116,7 @@ struct perf_ctx {
 	uint32_t size;		/* message size of the current run */
 	bool engine_inline;
 	uint64_t mem_per_qp;	/* bytes of RSS per connected QP (both ends), 0 if unknown */
+	double c2c_ns[2];	/* in-process: the cores' round trip before and after (0: not) */
 	struct droce_counters cnt[2];	/* this run (one size) */
 	struct droce_counters tot[2];	/* every run so far */
 };
@@ -197,6 +199,13 @@ int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_
 /* Two processes, after the QPs are connected: both sides call it for the same frame lengths. */
 int perf_raw_measure_peer(struct perf_ctx *c, uint32_t frame_len, struct perf_refs *refs);
 
+/* c2c.c: one cache line's round trip in ns between this lcore and the engine's first lcore
+ * (the first worker lcore, unless the engine is inline), median of blocks; 0 when there is
+ * none or it is busy. perf_c2c_engine_there(): while devices are open, the engine runs on
+ * that lcore (else a measurement was of another core's distance). */
+double perf_c2c_measure(void);
+bool perf_c2c_engine_there(void);
+
 /* bounds.c: memcpy and CRC rates over @p size bytes in pieces of the path MTU @p mtu (bytes). */
 void perf_bounds_measure(uint32_t size, uint32_t mtu, struct perf_refs *refs);
 
@@ -204,7 +213,7 @@ void perf_bounds_measure(uint32_t size, uint32_t mtu, struct perf_refs *refs);
 void perf_report_header(const struct perf_opts *o);
 void perf_report_line(const struct perf_ctx *c, const struct perf_result *r,
 		      const struct perf_refs *refs);
-void perf_report_footer(const struct perf_opts *o);
+void perf_report_footer(const struct perf_ctx *c);
 int perf_counters_take(struct perf_ctx *c);
 void perf_counters_add(struct perf_ctx *c, int side, const struct droce_counters *v);
 void perf_report_counters(const struct perf_ctx *c);

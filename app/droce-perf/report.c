@@ -148,11 +148,12 @@ static void json_line(const struct perf_ctx *c, const struct row *w)
 	printf("\"raw_fwd_Mpps\":%.3f,\"raw_hop_us\":%.3f,\"frame_len\":%u,"
 	       "\"memcpy_GBps\":%.2f,\"crc_GBps\":%.2f,\"bound_GBps\":%.2f,"
 	       "\"msg_vs_raw\":%.4f,\"goodput_GBps\":%.3f,\"goodput_vs_bound\":%.4f,"
+	       "\"c2c_rtt_ns\":%.1f,"
 	       "\"mem_per_qp\":%llu,\"interrupted\":%s,\"counters\":{\"client\":",
 	       w->refs.raw_mpps, w->refs.raw_hop_us, w->refs.frame_len, w->refs.memcpy_gbs,
 	       w->refs.crc_gbs, w->refs.bound_gbs,
 	       w->refs.raw_mpps > 0 ? w->mps / 1e6 / w->refs.raw_mpps : 0, gbs,
-	       w->refs.bound_gbs > 0 ? gbs / w->refs.bound_gbs : 0,
+	       w->refs.bound_gbs > 0 ? gbs / w->refs.bound_gbs : 0, c->c2c_ns[0],
 	       (unsigned long long)c->mem_per_qp, r->interrupted ? "true" : "false");
 	json_counters(&c->cnt[0]);
 	printf(",\"server\":");
@@ -227,13 +228,28 @@ static void ratio_lat(const struct row *w)
 	       w->refs.raw_mpps, w->refs.memcpy_gbs, w->refs.crc_gbs, copy_us);
 }
 
-void perf_report_footer(const struct perf_opts *o)
+/* In-process: how far apart the benchmark's and the engine's cores were (c2c.c). */
+static void c2c_line(const struct perf_ctx *c)
 {
+	if (c->c2c_ns[0] <= 0)
+		return;
+	printf(" cores: a cache line's round trip between the benchmark's lcore and the engine's: "
+	       "%.0f ns before the run, ", c->c2c_ns[0]);
+	if (c->c2c_ns[1] > 0)
+		printf("%.0f ns after\n", c->c2c_ns[1]);
+	else
+		printf("not measured after\n");
+}
+
+void perf_report_footer(const struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
 	unsigned int i;
 
 	if (o->json)
 		return;
 	printf("%s\n", DASHES);
+	c2c_line(c);
 	if (n_rows == 0 || rows[0].refs.memcpy_gbs == 0)
 		return;
 	if (o->role == PERF_BOTH)

@@ -5,6 +5,7 @@
 with perftest's output format, JSON that parses, and clear errors for bad options. Timings are
 printed by droce-perf but never asserted."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,8 +14,9 @@ PERF = sys.argv[1]
 NUM = r'\s+[0-9]+(\.[0-9]+)?'
 
 
-def run(*args, code=0):
-    p = subprocess.run([PERF, *args], capture_output=True, text=True, timeout=100)
+def run(*args, code=0, env=None):
+    p = subprocess.run([PERF, *args], capture_output=True, text=True, timeout=100,
+                       env=None if env is None else {**os.environ, **env})
     if p.returncode != code:
         sys.exit(f'droce-perf {" ".join(args)}: exit {p.returncode}, expected {code}\n'
                  f'{p.stdout}\n{p.stderr}')
@@ -122,6 +124,34 @@ def bw_duration_ends_with_every_wr_completed():
         o = json.loads(run(test, '-s', '65536', '-D', '0.3', '--json', '--no-raw').stdout)
         n = o['iterations'] * 65536 // o['mtu']
         assert o['iterations'] > 0 and o['counters'][side]['rx_roce'] == n, (test, n, o)
+
+
+def cores_distance_reported():
+    """In-process with the engine on its own lcore, droce-perf reports how far apart the
+    benchmark's core and the engine's are (a cache line's round trip before and after the
+    run, and in JSON); with the engine inline no such line, and 0 in JSON, even when EAL
+    has a free worker lcore (which is not the engine's)."""
+    out = run('write_bw', '-s', '8', '-n', '200', '--no-raw').stdout
+    m = re.search(r"cores: a cache line's round trip between the benchmark's lcore and the "
+                  r"engine's: ([0-9]+) ns before the run, ([0-9]+) ns after", out)
+    assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, out
+    o = json.loads(run('write_bw', '-s', '8', '-n', '200', '--no-raw', '--json').stdout)
+    assert o['c2c_rtt_ns'] > 0, o
+    ini = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'perf_inline_{os.getpid()}.ini')
+    src = os.path.join(os.path.dirname(__file__), '..', 'functional', 'pair_inline.ini')
+    with open(src) as f, open(ini, 'w') as g:
+        text = f.read()
+        assert ' -l 0 ' in text
+        g.write(text.replace(' -l 0 ', ' -l 0-1 '))   # a worker lcore the engine does not use
+    try:
+        out = run('write_bw', '-s', '8', '-n', '200', '--no-raw',
+                  env={'DROCE_CONFIG': ini}).stdout
+        assert 'cores:' not in out and lines_with(out, BW, 5), out
+        o = json.loads(run('write_bw', '-s', '8', '-n', '200', '--no-raw', '--json',
+                           env={'DROCE_CONFIG': ini}).stdout)
+        assert o['c2c_rtt_ns'] == 0, o
+    finally:
+        os.unlink(ini)
 
 
 def bad_options_refused():
