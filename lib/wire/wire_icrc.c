@@ -156,31 +156,27 @@ bool droce_icrc_clmul_get(void)
 	return icrc_use_clmul;
 }
 
-__attribute__((target("pclmul,sse4.1")))
-static uint32_t icrc_v4_clmul(const uint8_t *l3, uint32_t len)
-{
-	uint32_t pad = -len & 15, n = (len + pad) / 16, i;
-	__m128i v, k, t, u, w;
+#define CLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
 
-	v = _mm_shuffle_epi8(_mm_or_si128(load16(l3), load16(v4_mask)),
-			     load16(shift_up + 16 - pad));
-	t = _mm_cvtsi32_si128((int)~icrc_zeros_state[pad]);	/* the state enters block 0 */
-	for (i = 0; i < n - 1; i++) {
-		if (i != 0)
-			v = _mm_or_si128(load16(l3 + 16 * i - pad), load16(v4_mask + 16 * i - pad));
-		else
-			v = _mm_xor_si128(v, t);
-		k = _mm_load_si128((const __m128i *)(const void *)fold_k[n - 1 - i]);
-		t = i == 0 ? _mm_setzero_si128() : t;
-		t = _mm_xor_si128(t, _mm_xor_si128(_mm_clmulepi64_si128(v, k, 0x00),
-						   _mm_clmulepi64_si128(v, k, 0x11)));
-	}
-	/* The last block, unmultiplied (when it is the only one, the state enters it here). */
-	v = n == 1 ? _mm_xor_si128(v, t) :
-		     _mm_xor_si128(t, _mm_or_si128(load16(l3 + 16 * (n - 1) - pad),
-						   load16(v4_mask + 16 * (n - 1) - pad)));
-	/* 128 -> 96 -> 64 bits, then Barrett: v * x^32 mod P. */
-	k = _mm_load_si128((const __m128i *)(const void *)red_k);
+/* The 16 bytes of the frame at @p off, masked. */
+CLMUL_TARGET static __rte_always_inline __m128i v4_block(const uint8_t *l3, int32_t off)
+{
+	return _mm_or_si128(load16(l3 + off), load16(v4_mask + off));
+}
+
+/* @p v multiplied by x^(128 d) mod P, as two 64-bit halves. */
+CLMUL_TARGET static __rte_always_inline __m128i clmul_fold(__m128i v, uint32_t d)
+{
+	__m128i k = _mm_load_si128((const __m128i *)(const void *)fold_k[d]);
+
+	return _mm_xor_si128(_mm_clmulepi64_si128(v, k, 0x00), _mm_clmulepi64_si128(v, k, 0x11));
+}
+
+/* The 128-bit sum to 32 bits: 128 -> 96 -> 64 bits, then Barrett: v * x^32 mod P. */
+CLMUL_TARGET static __rte_always_inline uint32_t clmul_reduce(__m128i v)
+{
+	__m128i k = _mm_load_si128((const __m128i *)(const void *)red_k), u, w;
+
 	u = _mm_xor_si128(_mm_clmulepi64_si128(v, k, 0x00),
 			  _mm_and_si128(_mm_srli_si128(v, 4), _mm_set_epi32(-1, -1, -1, 0)));
 	w = _mm_xor_si128(_mm_clmulepi64_si128(u, k, 0x10), u);
@@ -190,6 +186,48 @@ static uint32_t icrc_v4_clmul(const uint8_t *l3, uint32_t len)
 					       0x00), _mm_set_epi32(0, 0, 0, -1));
 	w = _mm_xor_si128(w, _mm_clmulepi64_si128(u, k, 0x10));
 	return ~(uint32_t)_mm_extract_epi32(w, 1);
+}
+
+/*
+ * @p n blocks of 16 bytes, the frame's @p len bytes preceded by pad = 16n - len zero bytes:
+ * block 0 is the frame's first 16 - pad bytes moved up by pad (zeros coming in) with the CRC
+ * state entering it, block i the 16 bytes at 16 i - pad. Each block but the last is
+ * multiplied by its distance to the end at once. Inlined with a constant @p n for the usual
+ * frames: unrolled, 80 instead of 93 instructions a call for 3 or 4 blocks (callgrind).
+ */
+CLMUL_TARGET static __rte_always_inline uint32_t icrc_v4_blocks(const uint8_t *l3, uint32_t pad,
+								uint32_t n)
+{
+	__m128i v, t;
+	uint32_t i;
+
+	v = _mm_shuffle_epi8(v4_block(l3, 0), load16(shift_up + 16 - pad));
+	v = _mm_xor_si128(v, _mm_cvtsi32_si128((int)~icrc_zeros_state[pad]));
+	if (n == 1)
+		return clmul_reduce(v);
+	t = clmul_fold(v, n - 1);
+	for (i = 1; i < n - 1; i++)
+		t = _mm_xor_si128(t, clmul_fold(v4_block(l3, (int32_t)(16 * i - pad)), n - 1 - i));
+	return clmul_reduce(_mm_xor_si128(t, v4_block(l3, (int32_t)(16 * (n - 1) - pad))));
+}
+
+/* An IPv4 frame of @p len bytes from the IP header (V4_HDRS..V4_ALIGNED_MAX). */
+CLMUL_TARGET static uint32_t icrc_v4_clmul(const uint8_t *l3, uint32_t len)
+{
+	uint32_t pad = -len & 15, n = (len + pad) / 16;
+
+	switch (n) {	/* V4_HDRS = 40 bytes: at least 3 blocks */
+	case 3:		/* ACK (44), SEND of up to 8 bytes, zero-copy middle headers (40) */
+		return icrc_v4_blocks(l3, pad, 3);
+	case 4:		/* 8-byte WRITE (64), READ request (56), zero-copy first headers */
+		return icrc_v4_blocks(l3, pad, 4);
+	case 5:
+		return icrc_v4_blocks(l3, pad, 5);
+	case 6:
+		return icrc_v4_blocks(l3, pad, 6);
+	default:
+		return icrc_v4_blocks(l3, pad, n);
+	}
 }
 
 static inline uint32_t icrc_v4_small(const uint8_t *l3, uint32_t len)
