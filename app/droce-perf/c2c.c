@@ -50,13 +50,6 @@ static int c2c_responder(void *arg)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The engine's first lcore when it runs on dedicated ones ("auto": the first worker). */
 static unsigned int c2c_lcore(void)
 {
@@ -99,6 +92,6 @@ double perf_c2c_measure(void)
 	__atomic_store_n(&c2c_line[0], C2C_STOP, __ATOMIC_RELEASE);
 	if (rte_eal_wait_lcore(l) != 0 || !ok)
 		return 0;
-	qsort(blk, C2C_BLOCKS, sizeof(blk[0]), cmp_u64);
+	qsort(blk, C2C_BLOCKS, sizeof(blk[0]), perf_cmp_u64);
 	return (double)blk[C2C_BLOCKS / 2] * 1e9 / (double)hz / C2C_TRIPS;
 }

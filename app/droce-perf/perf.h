@@ -196,6 +196,8 @@ int perf_wait_byte(struct perf_ctx *c, const volatile uint8_t *p, uint8_t v);
 
 /* rawfwd.c: while the devices are not open (the engine does not drive the ports). */
 int perf_raw_measure(const struct perf_opts *o, uint32_t frame_len, struct perf_refs *refs);
+/* qsort() comparison of two uint64_t (rawfwd.c, c2c.c). */
+int perf_cmp_u64(const void *a, const void *b);
 /* Two processes, after the QPs are connected: both sides call it for the same frame lengths. */
 int perf_raw_measure_peer(struct perf_ctx *c, uint32_t frame_len, struct perf_refs *refs);
 

@@ -141,7 +141,7 @@ static void drain(const struct raw_job *j)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
+int perf_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -174,7 +174,7 @@ static double bounce(const uint16_t port[2], uint32_t frame_len)
 	rte_pktmbuf_free(m);
 	if (i == 0)
 		return 0;
-	qsort(t, i, sizeof(t[0]), cmp_u64);
+	qsort(t, i, sizeof(t[0]), perf_cmp_u64);
 	return (double)t[i / 2] * 1e6 / (double)rte_get_tsc_hz();
 }
 
