@@ -166,12 +166,15 @@ static double bounce(const uint16_t port[2], uint32_t frame_len)
 
 		if (rte_eth_tx_burst(port[i & 1], 0, &m, 1) != 1)
 			break;
-		while (rte_eth_rx_burst(port[1 - (i & 1)], 0, &m, 1) == 0)
+		while (m != NULL && rte_eth_rx_burst(port[1 - (i & 1)], 0, &m, 1) == 0)
 			if (rte_rdtsc() > give_up)
-				return 0;	/* lost: the pool keeps it */
+				m = NULL;	/* lost (the pool keeps it): the hops so far */
+		if (m == NULL)
+			break;
 		t[i] = rte_rdtsc() - t0;
 	}
-	rte_pktmbuf_free(m);
+	if (m != NULL)
+		rte_pktmbuf_free(m);
 	if (i == 0)
 		return 0;
 	qsort(t, i, sizeof(t[0]), perf_cmp_u64);
