@@ -151,7 +151,7 @@ static int run_one(struct perf_ctx *c, struct perf_result *r)
 {
 	int rc;
 
-	if (perf_counters_take(c) != 0)
+	if (perf_counters_take(c) != 0 || (c->fd >= 0 && perf_peer_go(c) != 0))
 		return -1;
 	if (c->o->role == PERF_SERVER)
 		rc = perf_serve(c, r);

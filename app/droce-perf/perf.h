@@ -174,6 +174,7 @@ int perf_peer_start(struct perf_opts *o, struct perf_ctx *c);
 int perf_peer_send(struct perf_ctx *c, const void *p, size_t len);
 int perf_peer_recv(struct perf_ctx *c, void *p, size_t len);
 int perf_peer_ready(struct perf_ctx *c);
+int perf_peer_go(struct perf_ctx *c);
 int perf_peer_views(struct perf_ctx *c);
 void perf_peer_stop(struct perf_ctx *c);
 const char *perf_peer_sock_path(void);

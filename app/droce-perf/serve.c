@@ -135,6 +135,27 @@ int perf_results_exchange(struct perf_ctx *c, struct perf_result *r)
 	return c->o->role == PERF_CLIENT ? client_exchange(c, r) : server_exchange(c, r);
 }
 
+/*
+ * Before a size runs: the server has taken (and so reset) its counters and tells the client to
+ * go. Without it the client's first WRITEs could reach the server while it drove its inline
+ * engine waiting for the size, and be counted in the size before (128 frames lost from
+ * rx_roce in a loaded run of perf_droce_perf_two_processes_write_bw_read_lat).
+ */
+int perf_peer_go(struct perf_ctx *c)
+{
+	char t = 'G';
+
+	if (c->o->role == PERF_SERVER)
+		return perf_peer_send(c, &t, 1);
+	if (perf_peer_recv(c, &t, 1) != 0)
+		return -1;
+	if (t != 'G') {
+		fprintf(stderr, "droce-perf: unexpected message '%c' from the server\n", t);
+		return -1;
+	}
+	return 0;
+}
+
 /* Both sides connected their QPs: neither sends before the other is ready to receive. */
 int perf_peer_barrier(struct perf_ctx *c)
 {
