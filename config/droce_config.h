@@ -17,6 +17,12 @@
 /** QPs per device; QP numbers are DROCE_QPN_BASE + index (0 and 1 are reserved by IBA). */
 #define DROCE_MAX_QP 16384
 #define DROCE_QPN_BASE 0x11
+/** The General Services Interface QP (IBA 3.5.4, QP1: the CM's MADs) and its Q_Key (IBA
+ *  13.4.6.4: every GSI message carries 0x80010000). One per device, created by lib/cm; it
+ *  lives in the last slot of the per-device QP tables, after the DROCE_MAX_QP others. */
+#define DROCE_GSI_QPN 1
+#define DROCE_GSI_QKEY 0x80010000u
+#define DROCE_QP_SLOTS (DROCE_MAX_QP + 1)
 /** Work requests per send or receive queue; queue depths are powers of two up to this. */
 #define DROCE_MAX_QP_WR 16384
 /** Scatter/gather entries per work request. */

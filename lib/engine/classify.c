@@ -124,8 +124,8 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 		engine_drop(edev, ECNT_rx_not_our_gid, m);
 		goto drop;
 	}
-	idx = qpn - DROCE_QPN_BASE;
-	eq = idx < DROCE_MAX_QP ? edev->qps[idx] : NULL;
+	idx = verbs_qpn_slot(qpn);
+	eq = idx < DROCE_QP_SLOTS ? edev->qps[idx] : NULL;
 	if (eq == NULL) {
 		c->rx_unknown_qp++;
 		engine_drop(edev, ECNT_rx_unknown_qp, m);

@@ -512,7 +512,7 @@ static void counters_op(struct engine_lcore *lc, void *arg)
 		return;
 	}
 	memset(&a->edev->cnt, 0, sizeof(a->edev->cnt));
-	for (i = 0; i < DROCE_MAX_QP; i++)	/* the QPs' shares go with the device's */
+	for (i = 0; i < DROCE_QP_SLOTS; i++)	/* the QPs' shares go with the device's */
 		if (a->edev->qps[i] != NULL)
 			memset(transport_qp_counters(a->edev->qps[i]->t), 0,
 			       sizeof(struct droce_counters));

@@ -39,7 +39,7 @@ extern int engine_logtype;
 #define ENGINE_RX_BURSTS 8		/**< RX bursts per device and iteration, at most */
 #define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
 #define ENGINE_MAX_LCORES 8
-#define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_MAX_QP per device, every device */
+#define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_QP_SLOTS per device, every device */
 #define ENGINE_MCAST_LOOP 64		/**< multicast frames queued for the device's own QPs */
 
 /** [engine] settings (engine_config_load()). */
@@ -141,13 +141,13 @@ struct engine_dev {
 	unsigned int n_gid;
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
 	struct neigh_table *neigh;
-	struct engine_qp *qps[DROCE_MAX_QP];	/**< by QPN - DROCE_QPN_BASE (owner only) */
+	struct engine_qp *qps[DROCE_QP_SLOTS];	/**< by verbs_qpn_slot() (owner only) */
 	/* The device's QPs the TX step visits (loop.c): those whose doorbell rang and those the
 	 * engine touched (RX, timer, modify) until they have no TX work left. Per device, so a
 	 * full device buffer stops only its own QPs' pass. */
 	uint32_t n_active;
 	uint32_t tx_next;		/**< where the next TX pass starts (round robin) */
-	struct engine_qp *active[DROCE_MAX_QP];
+	struct engine_qp *active[DROCE_QP_SLOTS];
 	uint16_t n_tx;
 	bool tx_stalled;		/**< the last flush left frames behind: port full */
 	/** Zero-copy TX (transport_env.extbuf_ok): the port hands frames to a reader in this

@@ -95,8 +95,8 @@ struct mcast_arg {
 static void mcast_op(struct engine_lcore *lc, void *arg)
 {
 	struct mcast_arg *a = arg;
-	uint32_t idx = a->qpn - DROCE_QPN_BASE;
-	struct engine_qp *eq = idx < DROCE_MAX_QP ? a->edev->qps[idx] : NULL;
+	uint32_t idx = verbs_qpn_slot(a->qpn);
+	struct engine_qp *eq = idx < DROCE_QP_SLOTS ? a->edev->qps[idx] : NULL;
 	struct engine_mcg *g;
 
 	RTE_SET_USED(lc);

@@ -26,9 +26,9 @@ static struct engine_dev *edev_of(const struct droce_qp *qp)
 static struct engine_qp *find(const struct droce_qp *qp)
 {
 	struct engine_dev *edev = edev_of(qp);
-	uint32_t idx = qp->qp_num - DROCE_QPN_BASE;
+	uint32_t idx = verbs_qpn_slot(qp->qp_num);
 
-	return edev != NULL && idx < DROCE_MAX_QP ? edev->qps[idx] : NULL;
+	return edev != NULL && idx < DROCE_QP_SLOTS ? edev->qps[idx] : NULL;
 }
 
 static void add_on_lcore(struct engine_lcore *lc, void *arg)
@@ -37,7 +37,7 @@ static void add_on_lcore(struct engine_lcore *lc, void *arg)
 
 	eq->list_idx = lc->n_qps;
 	lc->qps[lc->n_qps++] = eq;
-	eq->edev->qps[eq->qp->qp_num - DROCE_QPN_BASE] = eq;
+	eq->edev->qps[verbs_qpn_slot(eq->qp->qp_num)] = eq;
 	lc->by_slot[verbs_qp_db_slot(eq->qp)] = eq;
 }
 
@@ -86,7 +86,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 	last = lc->qps[--lc->n_qps];
 	lc->qps[eq->list_idx] = last;
 	last->list_idx = eq->list_idx;
-	eq->edev->qps[qp->qp_num - DROCE_QPN_BASE] = NULL;
+	eq->edev->qps[verbs_qpn_slot(qp->qp_num)] = NULL;
 	lc->by_slot[verbs_qp_db_slot(qp)] = NULL;	/* a doorbell still set is now stale */
 	engine_qp_deactivate(lc, eq);
 	/* The application may destroy the QP right after polling its last receive completion:

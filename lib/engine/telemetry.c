@@ -59,7 +59,7 @@ struct tel_snap {
 	bool qp_found;
 	struct tel_qp qp;
 	uint32_t n_qp;
-	uint32_t qpns[DROCE_MAX_QP];
+	uint32_t qpns[DROCE_QP_SLOTS];
 	uint32_t n_cq;			/* CQs used by the device's QPs */
 	struct tel_cq cq[TEL_MAX_CQS];
 };
@@ -106,7 +106,7 @@ static void snap_op(struct engine_lcore *lc, void *arg)
 
 	RTE_SET_USED(lc);
 	s->cnt = edev->cnt;
-	for (i = 0; i < DROCE_MAX_QP; i++) {
+	for (i = 0; i < DROCE_QP_SLOTS; i++) {
 		const struct engine_qp *eq = edev->qps[i];
 
 		if (eq == NULL)

@@ -256,7 +256,7 @@ static bool fail_pass(struct droce_device *dev)
 	bool progress = false;
 	uint32_t i, zero;
 
-	for (i = 0; i < DROCE_MAX_QP; i++) {
+	for (i = 0; i < DROCE_QP_SLOTS; i++) {
 		struct droce_qp *q = dev->qp_tbl[i];
 
 		if (q == NULL)

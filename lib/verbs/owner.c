@@ -156,8 +156,8 @@ unsigned int verbs_owner_poll(struct verbs_owner *o)
 
 uint32_t verbs_qp_db_slot(const struct droce_qp *qp)
 {
-	return verbs_device_index(qp->context->device) * DROCE_MAX_QP +
-	       (qp->qp_num - DROCE_QPN_BASE);
+	return verbs_device_index(qp->context->device) * DROCE_QP_SLOTS +
+	       verbs_qpn_slot(qp->qp_num);
 }
 
 void verbs_qp_db_ring(struct droce_qp *q)

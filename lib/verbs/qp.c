@@ -75,24 +75,33 @@ static int alloc_queues(struct verbs_qp *qp, struct droce_qp_init_attr *a)
 	return 0;
 }
 
-/* Publish @p qp in the device's QP table; its number follows from the slot. */
-static int insert_qp(struct droce_device *dev, struct verbs_qp *qp)
+/* Publish @p qp in the device's QP table; its number follows from the slot. The GSI QP
+ * (@p gsi) has the one slot after the others. */
+static int insert_qp(struct droce_device *dev, struct verbs_qp *qp, bool gsi)
 {
-	uint32_t i, idx = 0;
+	uint32_t i, idx = DROCE_MAX_QP;
 
 	pthread_mutex_lock(&dev->lock);
-	for (i = 0; i < DROCE_MAX_QP; i++) {
-		idx = (dev->qp_next + i) % DROCE_MAX_QP;
-		if (dev->qp_tbl[idx] == NULL)
-			break;
+	if (gsi) {
+		if (dev->qp_tbl[idx] != NULL) {
+			pthread_mutex_unlock(&dev->lock);
+			return EEXIST;
+		}
+		qp->pub.qp_num = DROCE_GSI_QPN;
+	} else {
+		for (i = 0; i < DROCE_MAX_QP; i++) {
+			idx = (dev->qp_next + i) % DROCE_MAX_QP;
+			if (dev->qp_tbl[idx] == NULL)
+				break;
+		}
+		if (i == DROCE_MAX_QP) {
+			pthread_mutex_unlock(&dev->lock);
+			return ENOMEM;
+		}
+		dev->qp_next = idx + 1;	/* do not reuse a number at once: stale packets */
+		qp->pub.qp_num = DROCE_QPN_BASE + idx;
 	}
-	if (i == DROCE_MAX_QP) {
-		pthread_mutex_unlock(&dev->lock);
-		return ENOMEM;
-	}
-	dev->qp_next = idx + 1;	/* do not reuse a number at once: stale packets */
 	qp->index = idx;
-	qp->pub.qp_num = DROCE_QPN_BASE + idx;
 	qp->pub.handle = idx;
 	/* Pairs with the load-acquire in verbs_qp_lookup(). */
 	__atomic_store_n(&dev->qp_tbl[idx], &qp->pub, __ATOMIC_RELEASE);
@@ -127,12 +136,12 @@ static int hand_to_engine(struct verbs_qp *qp)
 	return ops != NULL ? -ops->qp_created(&qp->pub) : 0;
 }
 
-struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *a)
+static struct droce_qp *create_qp(struct droce_pd *pd, struct droce_qp_init_attr *a, bool gsi)
 {
 	struct verbs_qp *qp = NULL;
 	int rc;
 
-	if (pd == NULL || a == NULL) {
+	if (pd == NULL || a == NULL || (gsi && a->qp_type != IBV_QPT_UD)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -159,7 +168,7 @@ struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr 
 		qp->pub.state = IBV_QPS_RESET;
 		qp->sq_sig_all = a->sq_sig_all;
 		qp->attr.cap = qp->cap;
-		rc = insert_qp(pd->context->device, qp);
+		rc = insert_qp(pd->context->device, qp, gsi);
 	}
 	if (rc != 0) {
 		free_qp(qp);
@@ -174,6 +183,16 @@ struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr 
 		return NULL;
 	}
 	return &qp->pub;
+}
+
+struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *a)
+{
+	return create_qp(pd, a, false);
+}
+
+struct droce_qp *verbs_create_gsi_qp(struct droce_pd *pd, struct droce_qp_init_attr *a)
+{
+	return create_qp(pd, a, true);
 }
 
 int droce_destroy_qp(struct droce_qp *q)
@@ -394,9 +413,9 @@ int droce_post_recv(struct droce_qp *q, struct ibv_recv_wr *wr, struct ibv_recv_
 
 struct droce_qp *verbs_qp_lookup(struct droce_device *dev, uint32_t qpn)
 {
-	uint32_t idx = qpn - DROCE_QPN_BASE;
+	uint32_t idx = verbs_qpn_slot(qpn);
 
-	if (qpn < DROCE_QPN_BASE || idx >= DROCE_MAX_QP)
+	if (idx == UINT32_MAX)
 		return NULL;
 	/* Pairs with the store-release in insert_qp(). */
 	return __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE);

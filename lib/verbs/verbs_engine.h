@@ -191,7 +191,21 @@ void verbs_cq_fill(const struct droce_cq *cq, struct verbs_fill *out);
 
 /* ---- Lookups for the engine ---- */
 
-/** The live QP numbered @p qpn on @p dev, or NULL. */
+/**
+ * The slot of QP number @p qpn in the per-device QP tables (DROCE_QP_SLOTS entries): qpn -
+ * DROCE_QPN_BASE, or DROCE_MAX_QP for the GSI QP; UINT32_MAX for a number no QP can have.
+ * The common case costs one subtraction and one comparison.
+ */
+static inline uint32_t verbs_qpn_slot(uint32_t qpn)
+{
+	uint32_t idx = qpn - DROCE_QPN_BASE;
+
+	if (idx < DROCE_MAX_QP)
+		return idx;
+	return qpn == DROCE_GSI_QPN ? DROCE_MAX_QP : UINT32_MAX;
+}
+
+/** The live QP numbered @p qpn on @p dev (the GSI QP included), or NULL. */
 struct droce_qp *verbs_qp_lookup(struct droce_device *dev, uint32_t qpn);
 /** The live MR whose lkey (@p remote false) or rkey (@p remote true) is @p key, or NULL. */
 struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool remote);
@@ -216,7 +230,7 @@ struct droce_device *verbs_device_find(const char *name);
 /* ---- Ownership ---- */
 
 /** Doorbell slots of an owner: one per QP number of every device (verbs_qp_db_slot()). */
-#define VERBS_DB_SLOTS (DROCE_MAX_DEVICES * DROCE_MAX_QP)
+#define VERBS_DB_SLOTS (DROCE_MAX_DEVICES * DROCE_QP_SLOTS)
 #define VERBS_DB_WORDS ((VERBS_DB_SLOTS + 63) / 64)
 #define VERBS_DB_SUM_WORDS ((VERBS_DB_WORDS + 63) / 64)
 
@@ -269,7 +283,7 @@ int verbs_qp_attach(struct droce_qp *qp, struct verbs_owner *o);
 unsigned int verbs_owner_poll(struct verbs_owner *o);
 
 /** The doorbell slot of @p qp in its owner, stable for the QP's life: device index *
- *  DROCE_MAX_QP + (qp_num - DROCE_QPN_BASE). */
+ *  DROCE_QP_SLOTS + verbs_qpn_slot(qp_num). */
 uint32_t verbs_qp_db_slot(const struct droce_qp *qp);
 /** Posting side (droce_post_send(), after publishing the SQ head): tell @p qp's owner that it
  *  has new work, unless the owner watches it already. No lock, no system call. No-op for an
@@ -314,6 +328,17 @@ struct verbs_engine_ops {
 	 *  copy and no engine reads the MR itself. */
 	void (*mr_quiesce)(struct droce_device *dev);
 };
+
+/* ---- The GSI QP (for lib/cm) ---- */
+
+/**
+ * Create the GSI QP (QP1) of @p pd's device: a UD QP numbered DROCE_GSI_QPN, otherwise
+ * created, modified, posted to and destroyed like any UD QP (droce_modify_qp() with Q_Key
+ * DROCE_GSI_QKEY, droce_destroy_qp()). @p a->qp_type must be IBV_QPT_UD.
+ * @return the QP in RESET, or NULL with errno EINVAL (as droce_create_qp(), or not UD),
+ *   EEXIST (the device has one), ENOMEM.
+ */
+struct droce_qp *verbs_create_gsi_qp(struct droce_pd *pd, struct droce_qp_init_attr *a);
 
 /** Register the engine (one; a second call replaces the first). */
 void verbs_engine_register(const struct verbs_engine_ops *ops);

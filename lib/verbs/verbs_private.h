@@ -56,7 +56,7 @@ struct droce_device {
 	__be64 guid;
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, verbs_ctx) contexts;
-	struct droce_qp *qp_tbl[DROCE_MAX_QP];
+	struct droce_qp *qp_tbl[DROCE_QP_SLOTS];	/**< by verbs_qpn_slot() */
 	struct droce_mr *mr_tbl[DROCE_MAX_MR];
 	uint32_t qp_next;
 	uint32_t mr_next;
