@@ -49,6 +49,22 @@ int droce_engine_poll(struct droce_context *ctx);
 bool droce_engine_is_inline(void);
 
 /**
+ * Resolve a peer's MAC on @p ctx's device, as the transport does for a QP's path: an answer
+ * from the neighbour table (static entries, ARP replies, neighbour advertisements), or a
+ * request sent (ARP who-has, or a neighbour solicitation), repeated every neigh_retry_ms up to
+ * neigh_retries times by the engine ([engine] keys, doc/engine.md). Call again to learn the
+ * outcome. Safe from any thread; waits for at most one engine iteration.
+ *
+ * @param addr  The peer's address as a GID (::ffff:a.b.c.d for IPv4) or an IPv6 multicast GID.
+ * @param mac   Filled on success.
+ * @return 0, -EAGAIN (resolution under way), -EHOSTUNREACH (the last resolution got no
+ *   answer; a call after neigh_retry_ms more starts a new one), -EINVAL (NULL argument),
+ *   -ENODEV (the device is not started).
+ */
+int droce_engine_neigh_resolve(struct droce_context *ctx, const union ibv_gid *addr,
+			       uint8_t mac[6]);
+
+/**
  * Read the counters of @p ctx's device (summed over the engine instances that served it
  * since the process started). Safe from any thread; waits for at most one engine iteration.
  *

@@ -541,6 +541,37 @@ static int counters_do(struct droce_context *ctx, struct droce_counters *out)
 	return 0;
 }
 
+struct neigh_arg {
+	struct engine_dev *edev;
+	const uint8_t *addr;
+	uint8_t *mac;
+	int rc;
+};
+
+static void neigh_op(struct engine_lcore *lc, void *arg)
+{
+	struct neigh_arg *a = arg;
+
+	a->rc = engine_neigh_lookup(lc, a->edev, a->addr, a->mac);
+}
+
+int droce_engine_neigh_resolve(struct droce_context *ctx, const union ibv_gid *addr,
+			       uint8_t mac[6])
+{
+	struct neigh_arg a = { .addr = addr != NULL ? addr->raw : NULL, .mac = mac, .rc = -ENODEV };
+
+	if (ctx == NULL || addr == NULL || mac == NULL)
+		return -EINVAL;
+	a.edev = verbs_device_engine(ctx->device);
+	if (a.edev == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&eng.lock);	/* the device stays on its instance meanwhile */
+	if (a.edev->lc != NULL && a.edev->started)
+		engine_lcore_call(a.edev->lc, neigh_op, &a);
+	pthread_mutex_unlock(&eng.lock);
+	return a.rc;
+}
+
 int droce_query_counters(struct droce_context *ctx, struct droce_counters *out)
 {
 	if (out == NULL)

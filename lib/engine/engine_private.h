@@ -211,6 +211,12 @@ void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
 /** Apply the queued calls (the instance's own thread). @return how many. */
 unsigned int engine_calls_poll(struct engine_lcore *lc);
 
+/* neigh.c (with the others declared further down) */
+/** droce_engine_neigh_resolve() on the instance serving @p edev: 0 and @p mac, -EAGAIN (a
+ *  request is under way), -EHOSTUNREACH (the last resolution failed, for one more interval). */
+int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
+			uint8_t mac[6]);
+
 /** What telemetry sees of the engine (engine_view_run()). */
 struct engine_view {
 	unsigned int n_lc;

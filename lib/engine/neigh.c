@@ -331,12 +331,29 @@ int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		rte_ether_addr_copy(&e->mac, &flow->dst_mac);
 		return 0;
 	case NS_FAILED:
-		if (env->now >= e->when)
-			start_resolution(lc, edev, e);
+		if (env->now < e->when)
+			return -EHOSTUNREACH;	/* no answer to the last requests */
+		start_resolution(lc, edev, e);
 		return -EAGAIN;
 	default:
 		return -EAGAIN;
 	}
+}
+
+int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
+			uint8_t mac[6])
+{
+	struct transport_env *env = &lc->env;
+	struct droce_flow flow;
+	int rc;
+
+	engine_env_enter(lc);
+	memset(&flow, 0, sizeof(flow));
+	memcpy(flow.dgid, addr, 16);
+	rc = engine_env_resolve(env, edev->dev, &flow);
+	if (rc == 0)
+		memcpy(mac, flow.dst_mac.addr_bytes, 6);
+	return rc;
 }
 
 /* One INCOMPLETE entry whose time came: another request, or give up. */

@@ -80,7 +80,8 @@ extern "C" {
 	X(rx_mcast_bad_qpn,    "frames to a multicast GID whose BTH DestQP is not 0xFFFFFF") \
 	X(mcast_loopback,      "multicast frames sent and delivered to other QPs of the device") \
 	X(mcast_loop_dropped,  "multicast frames not looped back: loopback queue full, no mbuf") \
-	X(tx_zero_copy,        "frames sent with the payload attached to registered memory, not copied")
+	X(tx_zero_copy,        "frames sent with the payload attached to registered memory, not copied") \
+	X(tx_ud_unreachable,   "UD messages completed unsent: no answer to ARP/ND for the destination")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

@@ -48,7 +48,9 @@ struct transport_env {
 	void (*tx)(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
 	/**
 	 * Fill @p flow's src_mac/dst_mac for a path from @p dev to @p dgid (sgid given).
-	 * @return 0; -EAGAIN while the MAC is being resolved (ARP/ND under way: try later).
+	 * @return 0; -EAGAIN while the MAC is being resolved (ARP/ND under way: try later);
+	 *   -EHOSTUNREACH after the last resolution got no answer (for neigh_retry_ms, then a
+	 *   new one starts: -EAGAIN).
 	 */
 	int (*resolve)(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow);

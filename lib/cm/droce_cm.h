@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * droce connection manager: librdmacm's API on droce. If you know rdma_X, you know
+ * droce_cm_X: same arguments, same semantics, same events and return conventions as the
+ * librdmacm man pages (rdma_cm(7), rdma_*(3)), with rdma-core's own types from
+ * <rdma/rdma_cma.h> (enum rdma_cm_event_type, enum rdma_port_space, struct rdma_conn_param,
+ * struct rdma_ud_param, struct rdma_route, struct rdma_addrinfo) and droce's handles where
+ * librdmacm has ibverbs ones (struct droce_cm_id names a struct droce_context, droce_qp, ...).
+ *
+ * Underneath is the InfiniBand CM (IBA chapter 12) over each device's GSI QP, as RoCE v2
+ * carries it, with the RDMA CM conventions of Linux's rdma_cm on top (service IDs per port
+ * space, the CMA header in the private data): either side of a connection can be Linux
+ * (Soft-RoCE or a RoCE NIC) or droce. See doc/cm.md.
+ *
+ * Threads: every call is thread-safe. A service thread (started with the first channel or
+ * id, stopped when the last is destroyed) receives the MADs, runs the CM's timers and
+ * queues events; with an inline engine ([engine] lcores empty) it also drives the engine
+ * while nobody else does, at most every millisecond. Calls that wait (droce_cm_get_cm_event()
+ * on a blocking channel, the calls of a synchronous id) block only the calling thread.
+ *
+ * Synchronous ids: an id created without a channel (@p channel NULL) works as librdmacm's:
+ * droce_cm_resolve_addr(), droce_cm_resolve_route(), droce_cm_connect(), droce_cm_accept()
+ * and droce_cm_get_request() return when their event arrives (the event is kept in
+ * id->event and acked by the next call or by droce_cm_destroy_id()).
+ */
+#ifndef DROCE_CM_H
+#define DROCE_CM_H
+
+#include <stdint.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "droce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An event channel (as struct rdma_event_channel): @c fd is readable while an event is
+ *  queued; make it O_NONBLOCK for a non-blocking droce_cm_get_cm_event(). */
+struct droce_cm_event_channel {
+	int fd;
+};
+
+struct droce_cm_event;
+
+/** A communication identifier (as struct rdma_cm_id, with droce handles). The application
+ *  may read every field and set @c context; the CM writes the others. */
+struct droce_cm_id {
+	struct droce_context *verbs;	/**< the device's context once bound or resolved */
+	struct droce_cm_event_channel *channel;	/**< NULL: a synchronous id */
+	void *context;
+	struct droce_qp *qp;
+	struct rdma_route route;	/**< addresses; path_rec when the route is resolved */
+	enum rdma_port_space ps;
+	uint8_t port_num;
+	struct droce_cm_event *event;	/**< synchronous ids: the last event */
+	struct droce_comp_channel *send_cq_channel;
+	struct droce_cq *send_cq;
+	struct droce_comp_channel *recv_cq_channel;
+	struct droce_cq *recv_cq;
+	struct droce_srq *srq;
+	struct droce_pd *pd;
+	enum ibv_qp_type qp_type;
+};
+
+/** An event (as struct rdma_cm_event, with droce ids). Valid until acked. */
+struct droce_cm_event {
+	struct droce_cm_id *id;
+	struct droce_cm_id *listen_id;	/**< CONNECT_REQUEST: the listener */
+	enum rdma_cm_event_type event;
+	int status;
+	union {
+		struct rdma_conn_param conn;
+		struct rdma_ud_param ud;
+	} param;
+};
+
+/* ---- Event channels ---- */
+
+/**
+ * rdma_create_event_channel(3).
+ * @return A channel, or NULL with errno ENOMEM, EMFILE (no file descriptor), EIO (droce could
+ *   not be initialised: configuration or EAL).
+ */
+struct droce_cm_event_channel *droce_cm_create_event_channel(void);
+/**
+ * rdma_destroy_event_channel(3). The ids using it must be destroyed first.
+ * @return 0, or -1 with errno EINVAL (NULL), EBUSY (an id still uses it). librdmacm's
+ *   function returns nothing: droce's says why it refused.
+ */
+int droce_cm_destroy_event_channel(struct droce_cm_event_channel *channel);
+
+/**
+ * rdma_get_cm_event(3): the next event of @p channel, oldest first. Blocks while there is
+ * none, unless channel->fd is O_NONBLOCK. Each event must be acked with droce_cm_ack_cm_event().
+ * @return 0, or -1 with errno EINVAL (NULL argument), EAGAIN (non-blocking, no event), EINTR.
+ */
+int droce_cm_get_cm_event(struct droce_cm_event_channel *channel, struct droce_cm_event **event);
+/** rdma_ack_cm_event(3): free @p event. @return 0, or -1 with errno EINVAL (NULL). */
+int droce_cm_ack_cm_event(struct droce_cm_event *event);
+/** rdma_event_str(3): "RDMA_CM_EVENT_ADDR_RESOLVED"..., "UNKNOWN EVENT" when out of range. */
+const char *droce_cm_event_str(enum rdma_cm_event_type event);
+
+/* ---- Identifiers ---- */
+
+/**
+ * rdma_create_id(3). RDMA_PS_TCP and RDMA_PS_IB ids are for RC QPs, RDMA_PS_UDP and
+ * RDMA_PS_IPOIB ones for UD QPs (id->qp_type).
+ * @param channel  The channel its events go to, or NULL for a synchronous id.
+ * @return 0, or -1 with errno EINVAL (NULL @p id), EPROTONOSUPPORT (unknown port space),
+ *   ENOMEM, EIO (droce could not be initialised).
+ */
+int droce_cm_create_id(struct droce_cm_event_channel *channel, struct droce_cm_id **id,
+		       void *context, enum rdma_port_space ps);
+/**
+ * rdma_destroy_id(3): disconnects or rejects what is under way (DREQ, REJ), frees the id and
+ * its queued events, then waits until every event already returned for it is acked. The QP,
+ * if any, must be destroyed first (droce_cm_destroy_qp()).
+ * @return 0, or -1 with errno EINVAL (NULL), EBUSY (it still has a QP).
+ */
+int droce_cm_destroy_id(struct droce_cm_id *id);
+/**
+ * rdma_migrate_id(3): move @p id's events to @p channel (NULL: make it synchronous).
+ * @return 0, or -1 with errno EINVAL, ENOMEM.
+ */
+int droce_cm_migrate_id(struct droce_cm_id *id, struct droce_cm_event_channel *channel);
+
+/**
+ * rdma_bind_addr(3): an IPv4 or IPv6 address of a droce device (or the wildcard: every
+ * device), and a port (0: the CM picks a free one).
+ * @return 0, or -1 with errno EINVAL (NULL, already bound, bad family), EADDRNOTAVAIL (no
+ *   droce device has that address), EADDRINUSE (the port is bound in the port space).
+ */
+int droce_cm_bind_addr(struct droce_cm_id *id, struct sockaddr *addr);
+/**
+ * rdma_resolve_addr(3): find the device that reaches @p dst_addr (from @p src_addr when
+ * given, else the device whose address is on @p dst_addr's side), bind the id to it if it is
+ * not bound, and resolve the peer's MAC (ARP, neighbour discovery). Event ADDR_RESOLVED, or
+ * ADDR_ERROR (status -EHOSTUNREACH, -ETIMEDOUT after @p timeout_ms).
+ * @return 0, or -1 with errno EINVAL (NULL, bad state, families differ), EADDRNOTAVAIL (no
+ *   device for the source), ENODEV (no device reaches the destination), and for a synchronous
+ *   id the event's error (EHOSTUNREACH, ETIMEDOUT).
+ */
+int droce_cm_resolve_addr(struct droce_cm_id *id, struct sockaddr *src_addr,
+			  struct sockaddr *dst_addr, int timeout_ms);
+/**
+ * rdma_resolve_route(3): RoCE has no subnet administrator: the route is the resolved
+ * addresses (one path record: GIDs, MTU, traffic class, hop limit). Event ROUTE_RESOLVED.
+ * @return 0, or -1 with errno EINVAL (NULL, address not resolved).
+ */
+int droce_cm_resolve_route(struct droce_cm_id *id, int timeout_ms);
+/**
+ * rdma_listen(3): take connection requests (CONNECT_REQUEST events) for the bound address
+ * and port; an unbound id is bound to the wildcard address and a free port first.
+ * @param backlog  Requests announced and not yet accepted or rejected; more are rejected
+ *   (REJ "no resources"). 0 or less: a default of 1024.
+ * @return 0, or -1 with errno EINVAL (NULL, connecting, already listening), EADDRINUSE.
+ */
+int droce_cm_listen(struct droce_cm_id *id, int backlog);
+/**
+ * rdma_get_request(3): for a synchronous listener, wait for the next connection request and
+ * return its new id; the request event is in (*id)->event (the next call on the new id, or its
+ * destroy, acks it).
+ * @return 0, or -1 with errno EINVAL (NULL, not a synchronous listener), EINTR.
+ */
+int droce_cm_get_request(struct droce_cm_id *listen, struct droce_cm_id **id);
+
+/**
+ * rdma_connect(3): send a REQ (RC) or SIDR_REQ (UD) to the resolved peer. The id's QP, if it
+ * has one, supplies the QPN; otherwise @p conn_param->qp_num does. Events: ESTABLISHED,
+ * REJECTED (status: the REJ reason), UNREACHABLE (status -ETIMEDOUT after the retries),
+ * CONNECT_RESPONSE (RC without a QP on the id: move the QP yourself, then
+ * droce_cm_establish()).
+ * @return 0, or -1 with errno EINVAL (NULL, route not resolved, private data too long),
+ *   ENOMEM, and for a synchronous id ECONNREFUSED (rejected), ETIMEDOUT.
+ */
+int droce_cm_connect(struct droce_cm_id *id, struct rdma_conn_param *conn_param);
+/** rdma_establish(3): after CONNECT_RESPONSE, send the RTU. @return 0, or -1 with errno
+ *  EINVAL (not after a CONNECT_RESPONSE). */
+int droce_cm_establish(struct droce_cm_id *id);
+/**
+ * rdma_accept(3): answer a connection request (REP, or SIDR_REP for UD). The QP moves to
+ * RTR and RTS now; ESTABLISHED follows the peer's RTU.
+ * @return 0, or -1 with errno EINVAL (NULL, not a request, private data too long), and for
+ *   a synchronous id the event's error.
+ */
+int droce_cm_accept(struct droce_cm_id *id, struct rdma_conn_param *conn_param);
+/**
+ * rdma_reject(3): answer a connection request with REJ (reason "consumer defined") or a
+ * SIDR_REP (status "rejected"), with private data.
+ * @return 0, or -1 with errno EINVAL (NULL, not a request, private data too long).
+ */
+int droce_cm_reject(struct droce_cm_id *id, const void *private_data, uint8_t private_data_len);
+/**
+ * rdma_disconnect(3): the QP moves to ERR, a DREQ goes to the peer; DISCONNECTED follows
+ * its DREP (or the retries). Also rejects a request not yet accepted.
+ * @return 0, or -1 with errno EINVAL (NULL, not connected).
+ */
+int droce_cm_disconnect(struct droce_cm_id *id);
+/**
+ * rdma_notify(3): IBV_EVENT_COMM_EST on the id's QP (a packet arrived before the RTU):
+ * established now. @return 0, or -1 with errno EINVAL (NULL, other event), ENOTSUP? no:
+ *   EINVAL for any other event type.
+ */
+int droce_cm_notify(struct droce_cm_id *id, enum ibv_event_type event);
+
+/* ---- QPs ---- */
+
+/**
+ * rdma_create_qp(3): a QP on @p pd (NULL: the id's PD, allocated on first use) for the id's
+ * device, moved to INIT (RC: access REMOTE_READ | REMOTE_WRITE | LOCAL_WRITE; UD: Q_Key
+ * RDMA_UDP_QKEY, then RTR and RTS at once). Missing CQs are created, each with a completion
+ * channel (id->send_cq, recv_cq and their channels), as librdmacm does. @p qp_init_attr->cap
+ * is updated.
+ * @return 0, or -1 with errno EINVAL (NULL, id not bound to a device, PD of another device,
+ *   QP type not the id's), EEXIST? no: EINVAL when the id has a QP, ENOMEM, and the errors of
+ *   droce_create_qp().
+ */
+int droce_cm_create_qp(struct droce_cm_id *id, struct droce_pd *pd,
+		       struct droce_qp_init_attr *qp_init_attr);
+/**
+ * Give @p id a QP created elsewhere on its device (droce_create_qp(), in RESET): from now on
+ * the CM moves it as it moves a QP of droce_cm_create_qp() (INIT now; RTR/RTS at
+ * connect/accept; ERR at disconnect). @p qp NULL takes the id's QP away without destroying
+ * it. droce's extension (the librdmacm drop-in uses it).
+ * @return 0, or -1 with errno EINVAL (NULL id, QP of another device or type, id has a QP).
+ */
+int droce_cm_set_qp(struct droce_cm_id *id, struct droce_qp *qp);
+/** rdma_destroy_qp(3): destroy the id's QP and the CQs and channels droce_cm_create_qp()
+ *  created. */
+void droce_cm_destroy_qp(struct droce_cm_id *id);
+/**
+ * rdma_init_qp_attr(3): the attributes for the QP's next transition (INIT, then RTR, then
+ * RTS), for an application that moves its QP itself.
+ * @return 0, or -1 with errno EINVAL (NULL, nothing to move to in this state).
+ */
+int droce_cm_init_qp_attr(struct droce_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask);
+
+/* ---- Options and queries ---- */
+
+/**
+ * rdma_set_option(3): RDMA_OPTION_ID_TOS (uint8_t), RDMA_OPTION_ID_REUSEADDR (int),
+ * RDMA_OPTION_ID_AFONLY (int), RDMA_OPTION_ID_ACK_TIMEOUT (uint8_t).
+ * @return 0, or -1 with errno EINVAL (NULL, bad length, already bound for REUSEADDR/AFONLY),
+ *   ENOSYS (RDMA_OPTION_IB_PATH and other options: RoCE has no SA path records).
+ */
+int droce_cm_set_option(struct droce_cm_id *id, int level, int optname, void *optval,
+			size_t optlen);
+/** rdma_get_src_port(3): the id's local port (network order), 0 when unbound. */
+__be16 droce_cm_get_src_port(struct droce_cm_id *id);
+/** rdma_get_dst_port(3): the peer's port (network order), 0 when none. */
+__be16 droce_cm_get_dst_port(struct droce_cm_id *id);
+/** The local address (rdma_get_local_addr()). */
+static inline struct sockaddr *droce_cm_get_local_addr(struct droce_cm_id *id)
+{
+	return &id->route.addr.src_addr;
+}
+/** The peer address (rdma_get_peer_addr()). */
+static inline struct sockaddr *droce_cm_get_peer_addr(struct droce_cm_id *id)
+{
+	return &id->route.addr.dst_addr;
+}
+/**
+ * rdma_get_devices(3): the CM's context of every droce device, NULL-terminated.
+ * @return The list (free with droce_cm_free_devices()), or NULL with errno ENOMEM, EIO.
+ */
+struct droce_context **droce_cm_get_devices(int *num_devices);
+/** rdma_free_devices(3). */
+void droce_cm_free_devices(struct droce_context **list);
+
+/* ---- Address information and endpoints ---- */
+
+/**
+ * rdma_getaddrinfo(3): numeric or named hosts and services resolved with getaddrinfo(3),
+ * for RDMA_PS_TCP (RC) unless @p hints say otherwise; RAI_PASSIVE gives a source address to
+ * listen on. The results are droce's (free with droce_cm_freeaddrinfo()).
+ * @return 0, or -1 with errno EINVAL (no node and no service, bad hints), ENOMEM, ENODEV
+ *   (not an address a droce device has or reaches); getaddrinfo's EAI_* errors as -1 with
+ *   errno EADDRNOTAVAIL.
+ */
+int droce_cm_getaddrinfo(const char *node, const char *service,
+			 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res);
+void droce_cm_freeaddrinfo(struct rdma_addrinfo *res);
+/**
+ * rdma_create_ep(3): a synchronous id for @p res: bound and listening-ready (RAI_PASSIVE) or
+ * with its address and route resolved; with @p qp_init_attr, its QP (on @p pd).
+ * @return 0, or -1 with errno as the calls it makes.
+ */
+int droce_cm_create_ep(struct droce_cm_id **id, struct rdma_addrinfo *res, struct droce_pd *pd,
+		       struct droce_qp_init_attr *qp_init_attr);
+/** rdma_destroy_ep(3): the QP, the CQs droce_cm_create_qp() made, and the id. */
+void droce_cm_destroy_ep(struct droce_cm_id *id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_CM_H */
