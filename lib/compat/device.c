@@ -507,31 +507,23 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 }
 
 /* rdma-core's private ABI (IBVERBS_PRIVATE_34), which ibv_devinfo and perftest import. */
-enum compat_gid_type_sysfs { COMPAT_GID_SYSFS_IB_ROCE_V1, COMPAT_GID_SYSFS_ROCE_V2 };
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
-		       enum compat_gid_type_sysfs *type);
-
-int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
-		       enum compat_gid_type_sysfs *type)
+		       enum ibv_gid_type_sysfs *type)
 {
 	struct ibv_gid_entry e;
 	int rc = _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e));
 
 	if (rc == ENODATA) {	/* an empty GID: what libibverbs answers */
-		*type = COMPAT_GID_SYSFS_IB_ROCE_V1;
+		*type = IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
 		return 0;
 	}
 	if (rc != 0) {
 		errno = rc;
 		return -1;
 	}
-	*type = COMPAT_GID_SYSFS_ROCE_V2;
+	*type = IBV_GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
 }
-
-/* rdma-core's libibverbs/driver.h:709 and 711 (not installed by Debian). */
-const char *ibv_get_sysfs_path(void);
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
 
 /*
  * Callers build paths from it: librdmacm reads <sysfs>/class/misc/rdma_cm/abi_version (and

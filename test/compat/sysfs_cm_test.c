@@ -27,10 +27,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "check.h"
-
-/* rdma-core's libibverbs/driver.h:709 and 711 (not installed by Debian). */
-const char *ibv_get_sysfs_path(void);
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+#include "rdma_core_private.h"
 
 static int count_libibverbs(struct dl_phdr_info *info, size_t size, void *arg)
 {
