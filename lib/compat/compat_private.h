@@ -20,6 +20,7 @@
 #include <infiniband/verbs.h>
 
 #include "droce.h"
+#include "rdma_core_private.h"
 
 #define compat_container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))

@@ -20,6 +20,16 @@
 #undef ibv_get_device_list
 #undef ibv_query_port
 
+/*
+ * What ibv_get_sysfs_path() answers. droce's devices are in no sysfs, so the drop-in's sysfs is
+ * a directory that cannot exist (Debian's /nonexistent convention), and the devices' dev_path
+ * and ibdev_path lie under it: every file a caller reads there fails to open, as reading an
+ * attribute a kernel does not provide, and nothing made of a droce device's name can read a
+ * kernel device's attributes instead. SYSFS_PATH, which libibverbs follows, is not: no sysfs
+ * tree describes droce's devices.
+ */
+#define COMPAT_SYSFS_PATH "/nonexistent/droce/sys"
+
 /* Devices are made once and kept: droce's devices live as long as the process. */
 static struct {
 	pthread_mutex_t lock;
@@ -42,11 +52,11 @@ static void fill_device(struct compat_device *cd, struct droce_device *d, int in
 	cd->ibv.transport_type = IBV_TRANSPORT_IB;	/* RoCE is the IB transport */
 	snprintf(cd->ibv.name, sizeof(cd->ibv.name), "%s", droce_get_device_name(d));
 	snprintf(cd->ibv.dev_name, sizeof(cd->ibv.dev_name), "uverbs%d", index);
-	/* No sysfs: paths that do not exist, so ibv_read_sysfs_file() on them fails cleanly. */
-	snprintf(cd->ibv.dev_path, sizeof(cd->ibv.dev_path), "/nonexistent/droce/%s",
-		 cd->ibv.dev_name);
-	snprintf(cd->ibv.ibdev_path, sizeof(cd->ibv.ibdev_path), "/nonexistent/droce/%s",
-		 cd->ibv.name);
+	/* Laid out as rdma-core's, under a sysfs that does not exist (COMPAT_SYSFS_PATH). */
+	snprintf(cd->ibv.dev_path, sizeof(cd->ibv.dev_path), "%s/class/infiniband_verbs/%s",
+		 COMPAT_SYSFS_PATH, cd->ibv.dev_name);
+	snprintf(cd->ibv.ibdev_path, sizeof(cd->ibv.ibdev_path), "%s/class/infiniband/%s",
+		 COMPAT_SYSFS_PATH, cd->ibv.name);
 }
 
 static int discover_locked(void)
@@ -497,58 +507,59 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 }
 
 /* rdma-core's private ABI (IBVERBS_PRIVATE_34), which ibv_devinfo and perftest import. */
-enum compat_gid_type_sysfs { COMPAT_GID_SYSFS_IB_ROCE_V1, COMPAT_GID_SYSFS_ROCE_V2 };
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
-		       enum compat_gid_type_sysfs *type);
-
-int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
-		       enum compat_gid_type_sysfs *type)
+		       enum ibv_gid_type_sysfs *type)
 {
 	struct ibv_gid_entry e;
 	int rc = _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e));
 
 	if (rc == ENODATA) {	/* an empty GID: what libibverbs answers */
-		*type = COMPAT_GID_SYSFS_IB_ROCE_V1;
+		*type = IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
 		return 0;
 	}
 	if (rc != 0) {
 		errno = rc;
 		return -1;
 	}
-	*type = COMPAT_GID_SYSFS_ROCE_V2;
+	*type = IBV_GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
 }
 
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
-int ibv_get_sysfs_path(char *buf, size_t size);
+/*
+ * Callers build paths from it: librdmacm reads <sysfs>/class/misc/rdma_cm/abi_version (and
+ * class/infiniband_ucma/) when the kernel's RDMA netlink does not answer; finding neither, it
+ * assumes the newest rdma_cm ABI and fails later, at opening /dev/infiniband/rdma_cm.
+ */
+const char *ibv_get_sysfs_path(void)
+{
+	return COMPAT_SYSFS_PATH;
+}
 
-/* A plain file read, as libibverbs: droce's device paths do not exist, so this fails for them. */
+/*
+ * <dir>/<file> into @p buf, as libibverbs: a final newline becomes the terminator; content
+ * that fills @p buf without one would be cut, so that fails. @return the length, or -1.
+ */
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
-	char path[512];
+	char *path;
 	ssize_t len;
 	int fd;
 
-	if (size == 0 || snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
 		return -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
 	if (fd < 0)
 		return -1;
 	len = read(fd, buf, size);
 	close(fd);
 	if (len <= 0)
+		return (int)len;
+	if (buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if ((size_t)len < size)
+		buf[len] = '\0';
+	else
 		return -1;
-	if ((size_t)len == size)
-		len--;
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	buf[len] = '\0';
 	return (int)len;
-}
-
-int ibv_get_sysfs_path(char *buf, size_t size)
-{
-	const char *p = getenv("SYSFS_PATH");
-
-	return snprintf(buf, size, "%s", p != NULL ? p : "/sys") >= (int)size ? -1 : 0;
 }

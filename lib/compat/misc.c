@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <infiniband/sa.h>
+#include <rdma/ib_user_sa.h>	/* the kernel's path record, zeroed below */
 
 #include "compat_private.h"
 
@@ -118,9 +118,6 @@ enum ibv_fork_status ibv_is_fork_initialized(void)
 	return IBV_FORK_UNNEEDED;
 }
 
-int ibv_dontfork_range(void *base, size_t size);
-int ibv_dofork_range(void *base, size_t size);
-
 int ibv_dontfork_range(void *base, size_t size)
 {
 	(void)base; (void)size;
@@ -222,33 +219,28 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 	return EOPNOTSUPP;
 }
 
-/* Kernel-ABI marshalling (rdma-core's <infiniband/marshall.h>, used by librdmacm against the
- * kernel). droce has no kernel ABI: the destination is zeroed, nothing is written to the kernel
- * side. */
-void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, const void *src);
-void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, const void *src);
-void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, const void *src);
-void ibv_copy_path_rec_to_kern(void *dst, const struct ibv_sa_path_rec *src);
-
-void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, const void *src)
+/* Kernel-ABI marshalling (rdma-core's libibverbs/marshall.h, used by librdmacm against the
+ * kernel). droce has no kernel ABI: the destination is zeroed. */
+void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
 {
 	(void)src;
 	memset(dst, 0, sizeof(*dst));
 }
 
-void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, const void *src)
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src)
 {
 	(void)src;
 	memset(dst, 0, sizeof(*dst));
 }
 
-void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, const void *src)
+void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
 {
 	(void)src;
 	memset(dst, 0, sizeof(*dst));
 }
 
-void ibv_copy_path_rec_to_kern(void *dst, const struct ibv_sa_path_rec *src)
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
 {
-	(void)dst; (void)src;
+	(void)src;
+	memset(dst, 0, sizeof(*dst));
 }
