@@ -272,6 +272,57 @@ struct droce_context **droce_cm_get_devices(int *num_devices);
 /** rdma_free_devices(3). */
 void droce_cm_free_devices(struct droce_context **list);
 
+/* ---- Counters ---- */
+
+/** The CM's counters of a device: X(name, description). Every MAD received on the device's
+ *  GSI QP is counted once in rx_mads and, when it is dropped, once by its reason. */
+#define DROCE_CM_COUNTERS(X) \
+	X(rx_mads,           "MADs received on the GSI QP") \
+	X(tx_mads,           "MADs sent") \
+	X(tx_retries,        "MADs sent again after their response timeout") \
+	X(tx_no_buffer,      "MADs not sent: every send buffer in use (a retry or the peer recovers)") \
+	X(timeouts,          "requests (REQ, REP, DREQ, SIDR_REQ) that ran out of retries") \
+	X(rx_bad_completion, "receive completions in error or too short for a GRH and a MAD") \
+	X(rx_bad_mad,        "MADs the parser rejected (by reason: rx_mad_err[])") \
+	X(rx_get_answered,   "Get/Set requests answered with status 'unsupported method/attribute'") \
+	X(rx_unmatched,      "CM messages for no connection, or one in a state that does not take them") \
+	X(rx_duplicates,     "duplicate CM messages (answered again where the protocol says so)") \
+	X(rx_bad_qpn,        "DREQs naming another QP than the connection's") \
+	X(rx_bad_path,       "REQs whose addresses are not ours or do not match (REJ invalid GID)") \
+	X(rx_bad_cma_hdr,    "REQ/SIDR_REQs of an IP port space with a bad CMA header (REJ consumer defined)") \
+	X(rx_no_listener,    "REQ/SIDR_REQs for a service nobody listens on (REJ invalid service ID)") \
+	X(rx_backlog_full,   "REQs beyond a listener's backlog (REJ no resources)") \
+	X(rx_stale,          "REQ/REPs reusing a live connection's QP (REJ stale connection)")
+
+/** Which CM messages a counter array is indexed by (rx_msg[], tx_msg[]). */
+enum droce_cm_msg {
+	DROCE_CM_MSG_CLASS_PORT_INFO, DROCE_CM_MSG_REQ, DROCE_CM_MSG_MRA, DROCE_CM_MSG_REJ,
+	DROCE_CM_MSG_REP, DROCE_CM_MSG_RTU, DROCE_CM_MSG_DREQ, DROCE_CM_MSG_DREP,
+	DROCE_CM_MSG_SIDR_REQ, DROCE_CM_MSG_SIDR_REP, DROCE_CM_MSG_NUM
+};
+
+/** Number of MAD rejection reasons (droce_wire_mad.h's enum droce_mad_err, OK included). */
+#define DROCE_CM_MAD_ERR_NUM 8
+
+struct droce_cm_counters {
+#define DROCE_CM_COUNTER_FIELD(name, desc) uint64_t name;
+	DROCE_CM_COUNTERS(DROCE_CM_COUNTER_FIELD)
+#undef DROCE_CM_COUNTER_FIELD
+	uint64_t rx_msg[DROCE_CM_MSG_NUM];	/**< parsed, by message */
+	uint64_t tx_msg[DROCE_CM_MSG_NUM];	/**< sent (retries included), by message */
+	uint64_t rx_mad_err[DROCE_CM_MAD_ERR_NUM];	/**< rx_bad_mad by parser reason */
+};
+
+/**
+ * The CM counters of @p ctx's device (zero while the CM has not used the device).
+ * @return 0, -EINVAL (NULL argument).
+ */
+int droce_cm_query_counters(struct droce_context *ctx, struct droce_cm_counters *out);
+/** Name of counter @p i in DROCE_CM_COUNTERS order, or NULL past the end. */
+const char *droce_cm_counter_name(unsigned int i);
+/** Name of message @p m ("REQ", ...), or NULL. */
+const char *droce_cm_msg_name(enum droce_cm_msg m);
+
 /* ---- Address information and endpoints ---- */
 
 /**

@@ -7,6 +7,7 @@
  *
  *   [eal]            args = EAL arguments used when droce initialises EAL itself
  *   [engine]         kept as key = value pairs for the engine layer (doc/engine.md)
+ *   [cm]             kept as key = value pairs for the connection manager (doc/cm.md)
  *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
  *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU,
  *                    neigh = ADDR@MAC[,ADDR@MAC...] (static neighbours, IPv4 or IPv6 ADDR)
@@ -200,27 +201,39 @@ static int parse_device(struct rte_cfgfile *cf, const char *sec, struct droce_de
 	return verbs_config_check_dev(d);
 }
 
+/* A section kept as key = value pairs for a layer above verbs ([engine], [cm]). */
+static int parse_kv(struct rte_cfgfile *cf, const char *section, struct verbs_kv *kv,
+		    unsigned int max, unsigned int *n_out)
+{
+	struct rte_cfgfile_entry ent[VERBS_MAX_KV];
+	int i, n;
+
+	if (!rte_cfgfile_has_section(cf, section))
+		return 0;
+	n = rte_cfgfile_section_entries(cf, section, ent, RTE_MIN(max, RTE_DIM(ent)));
+	if (n < 0 || n > (int)max || rte_cfgfile_section_num_entries(cf, section) > n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (copy_str(kv[i].key, sizeof(kv[i].key), ent[i].name) < 0 ||
+		    copy_str(kv[i].value, sizeof(kv[i].value), ent[i].value) < 0)
+			return -EINVAL;
+	}
+	*n_out = (unsigned int)n;
+	return 0;
+}
+
 static int parse_globals(struct rte_cfgfile *cf, struct verbs_config *out)
 {
-	struct rte_cfgfile_entry ent[RTE_DIM(out->engine)];
 	const char *v;
-	int i, n;
+	int rc;
 
 	v = rte_cfgfile_get_entry(cf, "eal", "args");
 	if (v != NULL && copy_str(out->eal_args, sizeof(out->eal_args), v) < 0)
 		return -EINVAL;
-	if (!rte_cfgfile_has_section(cf, "engine"))
-		return 0;
-	n = rte_cfgfile_section_entries(cf, "engine", ent, RTE_DIM(ent));
-	if (n < 0 || n > (int)RTE_DIM(ent))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (copy_str(out->engine[i].key, sizeof(out->engine[i].key), ent[i].name) < 0 ||
-		    copy_str(out->engine[i].value, sizeof(out->engine[i].value), ent[i].value) < 0)
-			return -EINVAL;
-	}
-	out->n_engine = (unsigned int)n;
-	return 0;
+	rc = parse_kv(cf, "engine", out->engine, RTE_DIM(out->engine), &out->n_engine);
+	if (rc == 0)
+		rc = parse_kv(cf, "cm", out->cm, RTE_DIM(out->cm), &out->n_cm);
+	return rc;
 }
 
 static int parse_cfgfile(struct rte_cfgfile *cf, struct verbs_config *out)

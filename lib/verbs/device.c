@@ -36,8 +36,10 @@ static struct {
 	unsigned int n_dev;
 	struct droce_device *dev[DROCE_MAX_DEVICES];
 	unsigned int n_engine;
-	struct verbs_kv engine[16];	/**< the [engine] section, for the engine layer */
-} g = { PTHREAD_MUTEX_INITIALIZER, 1, false, 0, { NULL }, 0, { { "", "" } } };
+	struct verbs_kv engine[VERBS_MAX_KV];	/**< the [engine] section, for the engine layer */
+	unsigned int n_cm;
+	struct verbs_kv cm[VERBS_MAX_KV];	/**< the [cm] section, for lib/cm */
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rc = 1 };
 
 /*
  * The engine's hooks, and the lock that serialises device open/close with them (held across
@@ -275,6 +277,8 @@ static int init_locked(void)
 	if (rc == 0) {
 		g.n_engine = cfg->n_engine;
 		memcpy(g.engine, cfg->engine, sizeof(g.engine));
+		g.n_cm = cfg->n_cm;
+		memcpy(g.cm, cfg->cm, sizeof(g.cm));
 		rc = eal_start(cfg->eal_args);
 	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
@@ -342,6 +346,12 @@ unsigned int verbs_engine_config(const struct verbs_kv **kv)
 {
 	*kv = g.engine;	/* written once, before any device exists */
 	return g.n_engine;
+}
+
+unsigned int verbs_cm_config(const struct verbs_kv **kv)
+{
+	*kv = g.cm;	/* written once, at initialisation */
+	return g.n_cm;
 }
 
 void *verbs_device_engine(const struct droce_device *dev)

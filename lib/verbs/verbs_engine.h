@@ -353,13 +353,17 @@ const union ibv_gid *verbs_device_gids_get(const struct droce_device *dev);
 /** Index of @p dev among the devices (0 .. DROCE_MAX_DEVICES - 1). */
 unsigned int verbs_device_index(const struct droce_device *dev);
 
-/** One "key = value" of the [engine] section of the configuration. */
+/** One "key = value" of the [engine] or [cm] section of the configuration. */
 struct verbs_kv {
 	char key[64];
 	char value[256];
 };
+/** Entries a section may have. */
+#define VERBS_MAX_KV 16
 /** The [engine] section as loaded (the engine interprets it). @return number of entries. */
 unsigned int verbs_engine_config(const struct verbs_kv **kv);
+/** The [cm] section as loaded (lib/cm interprets it). @return number of entries. */
+unsigned int verbs_cm_config(const struct verbs_kv **kv);
 
 #ifdef __cplusplus
 }

@@ -234,7 +234,9 @@ static inline void *verbs_wq_slot(const struct verbs_wq *q, uint32_t idx)
 struct verbs_config {
 	char eal_args[512];
 	unsigned int n_engine;
-	struct verbs_kv engine[16];	/**< [engine] section, interpreted by the engine */
+	struct verbs_kv engine[VERBS_MAX_KV];	/**< [engine] section, interpreted by the engine */
+	unsigned int n_cm;
+	struct verbs_kv cm[VERBS_MAX_KV];	/**< [cm] section, interpreted by lib/cm */
 	unsigned int n_dev;
 	struct droce_device_cfg dev[DROCE_MAX_DEVICES];
 };

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * The process's CM: its lifetime (the first channel or id starts it, it lasts until the
+ * process exits, as librdmacm's devices do), the [cm] configuration, the time base, and the
+ * service thread.
+ *
+ * The service thread sleeps in epoll_wait() on the agents' completion channels and an
+ * eventfd that API calls write when they armed or moved a timer. Each round, under cm.lock, it
+ * polls every agent's CQ (MADs in, sends done), fires the ids' timers that are due, re-arms
+ * the CQs (then polls once more: a completion between the poll and the arm would raise no
+ * event) and computes how long it may sleep. With an inline engine nobody may be driving the
+ * engine while the CM waits for a MAD, so the thread runs engine iterations itself and sleeps
+ * at most [cm] inline_tick_ms.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "cm_private.h"
+#include "droce_engine.h"
+#include "verbs_engine.h"
+
+RTE_LOG_REGISTER(cm_logtype, droce.cm, NOTICE);
+
+struct cm_global cm = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.epfd = -1,
+	.wakefd = -1,
+};
+
+uint64_t cm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+unsigned int cm_convert_ms(uint8_t t)
+{
+	return 1u << (t > 8 ? RTE_MIN(t, 31) - 8 : 0);
+}
+
+uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time)
+{
+	/* IBA 12.7.34: the local ACK timeout covers twice the packet life time plus the
+	 * remote CA's ACK delay; in powers of two, the larger term plus one when the two are
+	 * close (Linux's cm_ack_timeout()). */
+	unsigned int t = packet_life_time + 1u;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= packet_life_time;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1u);
+	return (uint8_t)RTE_MIN(t, 31u);
+}
+
+void cm_wake(void)
+{
+	uint64_t one = 1;
+
+	if (cm.wakefd >= 0 && write(cm.wakefd, &one, sizeof(one)) != sizeof(one))
+		CM_LOG(DEBUG, "wake-up eventfd full");	/* already readable: the thread wakes */
+}
+
+void cm_timer_arm(struct cm_id *id, enum cm_timer what, unsigned int ms)
+{
+	id->timer = what;
+	id->deadline = cm_now_ms() + ms;
+	cm_wake();
+}
+
+void cm_timer_stop(struct cm_id *id)
+{
+	id->timer = CM_T_NONE;
+}
+
+/* ---- [cm] configuration ---- */
+
+static int config_key(struct cm_config *c, const char *k, const char *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0')
+		return -EINVAL;
+	if (strcmp(k, "response_timeout") == 0 && n <= 31)
+		c->response_timeout = (uint8_t)n;
+	else if (strcmp(k, "max_retries") == 0 && n <= 15)
+		c->max_retries = (uint8_t)n;
+	else if (strcmp(k, "packet_life_time") == 0 && n <= 30)
+		c->packet_life_time = (uint8_t)n;
+	else if (strcmp(k, "resolve_poll_ms") == 0 && n >= 1 && n <= 1000)
+		c->resolve_poll_ms = (unsigned int)n;
+	else if (strcmp(k, "inline_tick_ms") == 0 && n >= 1 && n <= 1000)
+		c->inline_tick_ms = (unsigned int)n;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int config_load(struct cm_config *c)
+{
+	const struct verbs_kv *kv;
+	unsigned int i, n = verbs_cm_config(&kv);
+
+	/* Linux rdma_cm's values (CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES,
+	 * CMA_IBOE_PACKET_LIFETIME), so that a droce peer behaves as a Linux one. */
+	c->response_timeout = 20;
+	c->max_retries = 15;
+	c->packet_life_time = 18;
+	c->resolve_poll_ms = 10;
+	c->inline_tick_ms = 1;
+	for (i = 0; i < n; i++) {
+		if (config_key(c, kv[i].key, kv[i].value) != 0) {
+			CM_LOG(ERR, "[cm] bad key or value: %s = %s", kv[i].key, kv[i].value);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- The thread ---- */
+
+static void fire(struct cm_id *id)
+{
+	enum cm_timer t = id->timer;
+
+	id->timer = CM_T_NONE;
+	switch (t) {
+	case CM_T_MAD:
+		if (id->ib == IB_SIDR_REQ_SENT)
+			cm_sidr_timeout(id);
+		else
+			cm_conn_timeout(id);
+		break;
+	case CM_T_RESOLVE:
+		cm_resolve_poll(id);
+		break;
+	case CM_T_TIMEWAIT:
+		cm_conn_timewait_end(id);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Fire what is due; @return the earliest deadline left (UINT64_MAX: none). */
+static uint64_t run_timers(uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	struct cm_id *id, *nx;
+
+	for (id = TAILQ_FIRST(&cm.ids); id != NULL; id = nx) {
+		nx = TAILQ_NEXT(id, next);
+		if (id->timer != CM_T_NONE && id->deadline <= now)
+			fire(id);	/* may free id, never another */
+	}
+	TAILQ_FOREACH(id, &cm.ids, next)
+		if (id->timer != CM_T_NONE && id->deadline < next)
+			next = id->deadline;
+	return next;
+}
+
+static unsigned int poll_agents(bool arm)
+{
+	unsigned int i, work = 0;
+
+	for (i = 0; i < RTE_DIM(cm.agent); i++) {
+		if (cm.agent[i] == NULL)
+			continue;
+		if (arm)
+			droce_req_notify_cq(cm.agent[i]->cq, 0);
+		work += cm_agent_poll(cm.agent[i]);
+	}
+	return work;
+}
+
+/* Inline engine: run iterations until it is idle (bounded), from the first agent's context. */
+static void drive_engine(void)
+{
+	struct droce_context *ctx = NULL;
+	unsigned int i, n;
+
+	pthread_mutex_lock(&cm.lock);
+	for (i = 0; i < RTE_DIM(cm.agent) && ctx == NULL; i++)
+		if (cm.agent[i] != NULL)
+			ctx = cm.agent[i]->ctx;
+	if (ctx == NULL) {
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	/* Agents (and their contexts) live until exit, which joins this thread first: the
+	 * context stays valid without the lock. */
+	pthread_mutex_unlock(&cm.lock);
+	for (n = 0; n < 256 && droce_engine_poll(ctx) > 0; n++)
+		;
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		CM_LOG(DEBUG, "wake-up read: %s", strerror(errno));
+}
+
+static void take_cq_event(struct droce_comp_channel *ch)
+{
+	struct droce_cq *cq;
+	void *ctx;
+
+	if (droce_get_cq_event(ch, &cq, &ctx) == 0)
+		droce_ack_cq_events(cq, 1);
+}
+
+static void *service_main(void *arg)
+{
+	struct epoll_event ev[8];
+	uint64_t now, next;
+	int i, n, wait;
+
+	RTE_SET_USED(arg);
+	for (;;) {
+		if (cm.inline_engine)
+			drive_engine();
+		pthread_mutex_lock(&cm.lock);
+		if (cm.stop) {
+			pthread_mutex_unlock(&cm.lock);
+			break;
+		}
+		poll_agents(false);
+		now = cm_now_ms();
+		next = run_timers(now);
+		if (poll_agents(true) != 0)
+			next = now;	/* work arrived while arming: go round again */
+		pthread_mutex_unlock(&cm.lock);
+		if (next == UINT64_MAX)
+			wait = -1;
+		else
+			wait = next <= now ? 0 : (int)RTE_MIN(next - now, UINT64_C(60000));
+		if (cm.inline_engine && (wait < 0 || wait > (int)cm.cfg.inline_tick_ms))
+			wait = (int)cm.cfg.inline_tick_ms;
+		n = epoll_wait(cm.epfd, ev, RTE_DIM(ev), wait);
+		for (i = 0; i < n; i++) {
+			if (ev[i].data.ptr == NULL)
+				drain(cm.wakefd);
+			else
+				take_cq_event(ev[i].data.ptr);
+		}
+	}
+	return NULL;
+}
+
+/* ---- Start and stop ---- */
+
+static int start_locked(void)
+{
+	struct droce_device **list;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int n, rc;
+
+	list = droce_get_device_list(&n);	/* configuration and EAL, once */
+	if (list == NULL)
+		return -EIO;
+	droce_free_device_list(list);
+	rc = config_load(&cm.cfg);
+	if (rc != 0)
+		return rc;
+	TAILQ_INIT(&cm.ids);
+	cm.gen = (uint32_t)rand();
+	cm.sidr_next = (uint32_t)rand();
+	cm.inline_engine = droce_engine_is_inline();
+	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
+	cm.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cm.epfd < 0 || cm.wakefd < 0 || epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) != 0)
+		goto fail;
+	cm.stop = false;
+	if (pthread_create(&cm.thread, NULL, service_main, NULL) != 0)
+		goto fail;
+	cm.running = true;
+	return 0;
+fail:
+	rc = errno == EMFILE || errno == ENFILE ? -EMFILE : -ENOMEM;
+	if (cm.epfd >= 0)
+		close(cm.epfd);
+	if (cm.wakefd >= 0)
+		close(cm.wakefd);
+	cm.epfd = cm.wakefd = -1;
+	return rc;
+}
+
+int cm_start(void)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&cm.lock);
+	if (!cm.running)
+		rc = start_locked();
+	pthread_mutex_unlock(&cm.lock);
+	return rc;
+}
+
+/*
+ * At exit: stop the thread, free the ids the application left and the destroyed ones still in
+ * timewait, and give the devices back before DPDK goes away. The libibverbs and librdmacm
+ * drop-ins' destructors, which release what the application left open, run before this one
+ * (they depend on libdroce).
+ */
+static void __attribute__((destructor)) cm_fini(void)
+{
+	struct cm_id *id;
+
+	pthread_mutex_lock(&cm.lock);
+	if (!cm.running) {
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	cm.stop = true;
+	cm_wake();
+	pthread_mutex_unlock(&cm.lock);
+	pthread_join(cm.thread, NULL);
+	pthread_mutex_lock(&cm.lock);
+	cm.running = false;
+	while ((id = TAILQ_FIRST(&cm.ids)) != NULL)
+		cm_id_free(id);
+	cm_agents_free();
+	close(cm.epfd);
+	close(cm.wakefd);
+	cm.epfd = cm.wakefd = -1;
+	pthread_mutex_unlock(&cm.lock);
+}
