@@ -15,16 +15,18 @@
  * space, the CMA header in the private data): either side of a connection can be Linux
  * (Soft-RoCE or a RoCE NIC) or droce. See doc/cm.md.
  *
- * Threads: every call is thread-safe. A service thread (started with the first channel or
- * id, stopped when the last is destroyed) receives the MADs, runs the CM's timers and
- * queues events; with an inline engine ([engine] lcores empty) it also drives the engine
- * while nobody else does, at most every millisecond. Calls that wait (droce_cm_get_cm_event()
- * on a blocking channel, the calls of a synchronous id) block only the calling thread.
+ * Threads: every call is thread-safe. A service thread (started by the first channel, id or
+ * address query; it lasts until the process exits, as librdmacm's device contexts do)
+ * receives the MADs, runs the CM's timers and queues events; with an inline engine ([engine]
+ * lcores empty) it also runs engine iterations, at least every [cm] inline_tick_ms. Calls
+ * that wait (droce_cm_get_cm_event() on a blocking channel, the calls of a synchronous id)
+ * block only the calling thread.
  *
- * Synchronous ids: an id created without a channel (@p channel NULL) works as librdmacm's:
- * droce_cm_resolve_addr(), droce_cm_resolve_route(), droce_cm_connect(), droce_cm_accept()
- * and droce_cm_get_request() return when their event arrives (the event is kept in
- * id->event and acked by the next call or by droce_cm_destroy_id()).
+ * Synchronous ids: an id created without a channel (@p channel NULL) gets a channel of its own
+ * and works as librdmacm's: droce_cm_resolve_addr(), droce_cm_resolve_route(),
+ * droce_cm_connect(), droce_cm_accept() (RC), droce_cm_disconnect() and
+ * droce_cm_get_request() return when their event arrives; the event is kept in id->event and
+ * acked by the next such call or by droce_cm_destroy_id().
  */
 #ifndef DROCE_CM_H
 #define DROCE_CM_H
@@ -51,7 +53,7 @@ struct droce_cm_event;
  *  may read every field and set @c context; the CM writes the others. */
 struct droce_cm_id {
 	struct droce_context *verbs;	/**< the device's context once bound or resolved */
-	struct droce_cm_event_channel *channel;	/**< NULL: a synchronous id */
+	struct droce_cm_event_channel *channel;	/**< a synchronous id's is its own */
 	void *context;
 	struct droce_qp *qp;
 	struct rdma_route route;	/**< addresses; path_rec when the route is resolved */
@@ -89,8 +91,8 @@ struct droce_cm_event {
 struct droce_cm_event_channel *droce_cm_create_event_channel(void);
 /**
  * rdma_destroy_event_channel(3). The ids using it must be destroyed first.
- * @return 0, or -1 with errno EINVAL (NULL), EBUSY (an id still uses it). librdmacm's
- *   function returns nothing: droce's says why it refused.
+ * @return 0, or -1 with errno EINVAL (NULL), EBUSY (an id still uses it, or it is a
+ *   synchronous id's own). librdmacm's function returns nothing: droce's says why it refused.
  */
 int droce_cm_destroy_event_channel(struct droce_cm_event_channel *channel);
 
@@ -111,16 +113,19 @@ const char *droce_cm_event_str(enum rdma_cm_event_type event);
  * rdma_create_id(3). RDMA_PS_TCP and RDMA_PS_IB ids are for RC QPs, RDMA_PS_UDP and
  * RDMA_PS_IPOIB ones for UD QPs (id->qp_type).
  * @param channel  The channel its events go to, or NULL for a synchronous id.
- * @return 0, or -1 with errno EINVAL (NULL @p id), EPROTONOSUPPORT (unknown port space),
- *   ENOMEM, EIO (droce could not be initialised).
+ * @return 0, or -1 with errno EINVAL (NULL @p id, unknown port space), ENOMEM, EIO (droce
+ *   could not be initialised).
  */
 int droce_cm_create_id(struct droce_cm_event_channel *channel, struct droce_cm_id **id,
 		       void *context, enum rdma_port_space ps);
 /**
- * rdma_destroy_id(3): disconnects or rejects what is under way (DREQ, REJ), frees the id and
- * its queued events, then waits until every event already returned for it is acked. The QP,
- * if any, must be destroyed first (droce_cm_destroy_qp()).
- * @return 0, or -1 with errno EINVAL (NULL), EBUSY (it still has a QP).
+ * rdma_destroy_id(3): ends what is under way as Linux does (REJ for a request not answered or
+ * a REP not confirmed, REJ "timeout" for a REQ not answered, DREQ for a connection, DREP for a
+ * DREQ received), drops the id's events not yet returned (a listener's requests with them),
+ * then waits until every event already returned for it is acked. The id's QP is the
+ * application's: destroy it with droce_cm_destroy_qp() before, or droce_destroy_qp() after.
+ * A connection goes on to timewait inside the CM, answering the peer's repeated DREQs.
+ * @return 0, or -1 with errno EINVAL (NULL).
  */
 int droce_cm_destroy_id(struct droce_cm_id *id);
 /**
@@ -132,8 +137,11 @@ int droce_cm_migrate_id(struct droce_cm_id *id, struct droce_cm_event_channel *c
 /**
  * rdma_bind_addr(3): an IPv4 or IPv6 address of a droce device (or the wildcard: every
  * device), and a port (0: the CM picks a free one).
- * @return 0, or -1 with errno EINVAL (NULL, already bound, bad family), EADDRNOTAVAIL (no
- *   droce device has that address), EADDRINUSE (the port is bound in the port space).
+ * @return 0, or -1 with errno EINVAL (NULL, already bound, not AF_INET/AF_INET6),
+ *   EADDRNOTAVAIL (an address neither a droce device nor the host has), ENODEV (an address of
+ *   one of the host's interfaces, which are not droce devices: 127.0.0.1, as Linux answers for
+ *   an interface without RDMA), EADDRINUSE (the port is bound on an overlapping address in the
+ *   port space, and not shared with RDMA_OPTION_ID_REUSEADDR).
  */
 int droce_cm_bind_addr(struct droce_cm_id *id, struct sockaddr *addr);
 /**
@@ -156,8 +164,8 @@ int droce_cm_resolve_route(struct droce_cm_id *id, int timeout_ms);
 /**
  * rdma_listen(3): take connection requests (CONNECT_REQUEST events) for the bound address
  * and port; an unbound id is bound to the wildcard address and a free port first.
- * @param backlog  Requests announced and not yet accepted or rejected; more are rejected
- *   (REJ "no resources"). 0 or less: a default of 1024.
+ * @param backlog  Requests queued and not yet returned by droce_cm_get_cm_event(); more are
+ *   dropped unanswered, as Linux does (the sender retries). 0, less, or above 1024: 1024.
  * @return 0, or -1 with errno EINVAL (NULL, connecting, already listening), EADDRINUSE.
  */
 int droce_cm_listen(struct droce_cm_id *id, int backlog);
@@ -202,22 +210,23 @@ int droce_cm_reject(struct droce_cm_id *id, const void *private_data, uint8_t pr
  */
 int droce_cm_disconnect(struct droce_cm_id *id);
 /**
- * rdma_notify(3): IBV_EVENT_COMM_EST on the id's QP (a packet arrived before the RTU):
- * established now. @return 0, or -1 with errno EINVAL (NULL, other event), ENOTSUP? no:
- *   EINVAL for any other event type.
+ * rdma_notify(3): IBV_EVENT_COMM_EST on the id's QP (a packet arrived before the RTU): the
+ * passive side is established now (ESTABLISHED).
+ * @return 0, or -1 with errno EINVAL (NULL, another event, no REP sent), EISCONN (established
+ *   already).
  */
 int droce_cm_notify(struct droce_cm_id *id, enum ibv_event_type event);
 
 /* ---- QPs ---- */
 
 /**
- * rdma_create_qp(3): a QP on @p pd (NULL: the id's PD, allocated on first use) for the id's
- * device, moved to INIT (RC: access REMOTE_READ | REMOTE_WRITE | LOCAL_WRITE; UD: Q_Key
- * RDMA_UDP_QKEY, then RTR and RTS at once). Missing CQs are created, each with a completion
- * channel (id->send_cq, recv_cq and their channels), as librdmacm does. @p qp_init_attr->cap
- * is updated.
- * @return 0, or -1 with errno EINVAL (NULL, id not bound to a device, PD of another device,
- *   QP type not the id's), EEXIST? no: EINVAL when the id has a QP, ENOMEM, and the errors of
+ * rdma_create_qp(3): a QP on @p pd (NULL: id->pd, the device's default PD that every id of
+ * the device shares) moved to INIT (RC: remote access as the connection allows, see
+ * droce_cm_init_qp_attr(); UD: Q_Key RDMA_UDP_QKEY, then RTR and RTS at once). A missing CQ is
+ * created with a completion channel of its own (id->send_cq, recv_cq and their channels), as
+ * librdmacm does; @p qp_init_attr gets the CQs and the granted capacities.
+ * @return 0, or -1 with errno EINVAL (NULL, id not bound to a device, the id has a QP, PD or
+ *   CQs of another context or device, QP type not the id's), ENOMEM, and the errors of
  *   droce_create_qp().
  */
 int droce_cm_create_qp(struct droce_cm_id *id, struct droce_pd *pd,
@@ -329,9 +338,8 @@ const char *droce_cm_msg_name(enum droce_cm_msg m);
  * rdma_getaddrinfo(3): numeric or named hosts and services resolved with getaddrinfo(3),
  * for RDMA_PS_TCP (RC) unless @p hints say otherwise; RAI_PASSIVE gives a source address to
  * listen on. The results are droce's (free with droce_cm_freeaddrinfo()).
- * @return 0, or -1 with errno EINVAL (no node and no service, bad hints), ENOMEM, ENODEV
- *   (not an address a droce device has or reaches); getaddrinfo's EAI_* errors as -1 with
- *   errno EADDRNOTAVAIL.
+ * @return 0; -1 with errno EINVAL (no node, service or hints; an AF_IB family), ENOMEM, EIO;
+ *   or getaddrinfo(3)'s EAI_* code, as librdmacm returns it (print it with gai_strerror()).
  */
 int droce_cm_getaddrinfo(const char *node, const char *service,
 			 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res);
