@@ -6,14 +6,16 @@
  * daemon embedding libdroce makes one, speaking rdma-core's rping protocol, so that an
  * unmodified rping (Linux Soft-RoCE, a RoCE NIC, or rping on droce's drop-in) can be the peer:
  *
- *   cm_pingpong -s [-a ADDR] [-p PORT] [-S SIZE] [-C COUNT] [-v]     server (rping -s)
+ *   cm_pingpong -s [-a ADDR] [-p PORT] [-S SIZE] [-C COUNT] [-v] [-r] server (rping -s)
  *   cm_pingpong -c  -a ADDR  [-p PORT] [-S SIZE] [-C COUNT] [-v] [-V] [-I SRC]   client
  *
  * The client advertises a buffer (address, rkey, size) in a SEND; the server RDMA READs it,
  * says "go ahead" with a SEND; the client advertises a second buffer, the server RDMA WRITEs
  * what it read into it and says "go ahead" again; the client compares the two (-V) and starts
  * the next of COUNT pings. The client disconnects at the end; the server serves one client and
- * exits when it disconnects. Exit status 0 on success.
+ * exits when it disconnects; with -r it rejects the client instead (with private data
+ * "cm_pingpong says no"), exit status 0. Exit status 0 on success, 1 on a failure (the
+ * client prints the CM event that ended it, e.g. RDMA_CM_EVENT_REJECTED and the reason).
  *
  * One thread, no blocking call: CM events come from a non-blocking channel, completions from
  * polling the CQ; with an inline engine the same loop drives it (droce_engine_poll()). The
@@ -44,7 +46,7 @@ struct pp_info {
 };
 
 struct pp {
-	bool server, verbose, validate;
+	bool server, verbose, validate, reject;
 	const char *addr, *src;
 	uint16_t port;
 	uint32_t size;
@@ -60,7 +62,7 @@ struct pp {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cm_pingpong -s [-a ADDR] [-p PORT] [-S SIZE] [-C COUNT] [-v]\n"
+	fprintf(stderr, "usage: cm_pingpong -s [-a ADDR] [-p PORT] [-S SIZE] [-C COUNT] [-v] [-r]\n"
 			"       cm_pingpong -c -a ADDR [-I SRC] [-p PORT] [-S SIZE] [-C COUNT] "
 			"[-v] [-V]\n");
 	exit(2);
@@ -211,7 +213,12 @@ static bool wait_wc(struct pp *pp, enum ibv_wc_opcode op)
 		step(pp);
 	}
 	if (wc.status != IBV_WC_SUCCESS) {
-		if (pp->disconnected || wc.status == IBV_WC_WR_FLUSH_ERR)
+		/* A peer going away fails what is in flight: its DISCONNECTED follows. */
+		for (n = 0; n < 5000 && !pp->disconnected; n++) {
+			check_events(pp);
+			step(pp);
+		}
+		if (pp->disconnected)
 			return false;
 		fprintf(stderr, "cm_pingpong: completion %s\n", droce_wc_status_str(wc.status));
 		exit(1);
@@ -292,7 +299,7 @@ static int server(struct pp *pp)
 
 	for (;;) {
 		if (!wait_wc(pp, IBV_WC_RECV))	/* the client's start buffer */
-			return pp->disconnected ? 0 : 1;
+			break;
 		raddr = be64toh(pp->recv_info.buf);
 		rkey = be32toh(pp->recv_info.rkey);
 		rlen = be32toh(pp->recv_info.size);
@@ -303,24 +310,25 @@ static int server(struct pp *pp)
 		}
 		post(pp, IBV_WR_RDMA_READ, pp->rdma_buf, rlen, pp->rdma_mr->lkey, raddr, rkey);
 		if (!wait_wc(pp, IBV_WC_RDMA_READ))
-			return 1;
+			break;
 		if (pp->verbose)
 			printf("server ping data: %s\n", pp->rdma_buf);
 		post(pp, IBV_WR_SEND, &pp->send_info, sizeof(pp->send_info), pp->send_mr->lkey,
 		     0, 0);
 		if (!wait_wc(pp, IBV_WC_SEND) || !wait_wc(pp, IBV_WC_RECV))
-			return 1;	/* go ahead; the client's sink buffer */
+			break;	/* go ahead; the client's sink buffer */
 		raddr = be64toh(pp->recv_info.buf);
 		rkey = be32toh(pp->recv_info.rkey);
 		post(pp, IBV_WR_RDMA_WRITE, pp->rdma_buf, (uint32_t)strlen(pp->rdma_buf) + 1,
 		     pp->rdma_mr->lkey, raddr, rkey);
 		if (!wait_wc(pp, IBV_WC_RDMA_WRITE))
-			return 1;
+			break;
 		post(pp, IBV_WR_SEND, &pp->send_info, sizeof(pp->send_info), pp->send_mr->lkey,
 		     0, 0);
 		if (!wait_wc(pp, IBV_WC_SEND))
-			return 1;
+			break;
 	}
+	return pp->disconnected ? 0 : 1;	/* the client's disconnection ends the run */
 }
 
 static struct sockaddr_storage parse_addr(const char *s, uint16_t port)
@@ -396,6 +404,20 @@ static void accept_client(struct pp *pp)
 	}
 	ev = expect(pp, RDMA_CM_EVENT_CONNECT_REQUEST);
 	pp->id = ev->id;
+	if (pp->reject) {
+		static const char no[] = "cm_pingpong says no";
+
+		if (droce_cm_reject(pp->id, no, sizeof(no)) != 0) {
+			perror("cm_pingpong: reject");
+			exit(1);
+		}
+		droce_cm_ack_cm_event(ev);
+		droce_cm_destroy_id(pp->id);
+		droce_cm_destroy_id(pp->listen);
+		droce_cm_destroy_event_channel(pp->ch);
+		printf("cm_pingpong: server rejected the client\n");
+		exit(0);
+	}
 	setup(pp);
 	if (droce_cm_accept(pp->id, &p) != 0) {
 		perror("cm_pingpong: accept");
@@ -426,7 +448,7 @@ int main(int argc, char **argv)
 	bool role = false;
 	int op, rc;
 
-	while ((op = getopt(argc, argv, "sca:I:p:S:C:vV")) != -1) {
+	while ((op = getopt(argc, argv, "sca:I:p:S:C:vVr")) != -1) {
 		switch (op) {
 		case 's':
 		case 'c':
@@ -453,6 +475,9 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			pp.validate = true;
+			break;
+		case 'r':
+			pp.reject = true;
 			break;
 		default:
 			usage();

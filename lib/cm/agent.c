@@ -96,10 +96,10 @@ static void agent_free(struct cm_agent *a)
 	if (a->pd != NULL)
 		droce_dealloc_pd(a->pd);
 	if (a->user_pd != NULL && droce_dealloc_pd(a->user_pd) != 0)
-		CM_LOG(WARNING, "%s: the ids' default PD is still in use",
+		CM_LOG(DEBUG, "%s: the ids' default PD is still in use",
 		       droce_get_device_name(a->dev));
 	if (a->ctx != NULL && droce_close_device(a->ctx) != 0)
-		CM_LOG(WARNING, "%s: the CM's context stays open: objects were left on it",
+		CM_LOG(DEBUG, "%s: the CM's context stays open: objects were left on it",
 		       droce_get_device_name(a->dev));
 	free(a->buf);
 	free(a);

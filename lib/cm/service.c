@@ -317,6 +317,37 @@ int cm_start(void)
  * drop-ins' destructors, which release what the application left open, run before this one
  * (they depend on libdroce).
  */
+/* MADs posted and not yet on the wire (a REJ or DREP sent just before exit): let them go,
+ * for at most CM_FLUSH_MS. */
+#define CM_FLUSH_MS 200
+
+static bool sends_pending(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cm.agent); i++)
+		if (cm.agent[i] != NULL && cm.agent[i]->n_send_free != CM_SEND_SLOTS)
+			return true;
+	return false;
+}
+
+static void flush_sends(void)
+{
+	uint64_t end = cm_now_ms() + CM_FLUSH_MS;
+	bool pending = true;
+
+	while (pending && cm_now_ms() < end) {
+		pthread_mutex_lock(&cm.lock);
+		poll_agents(false);
+		pending = sends_pending();
+		pthread_mutex_unlock(&cm.lock);
+		if (pending) {
+			cm_wake();
+			usleep(500);	/* the thread drives an inline engine */
+		}
+	}
+}
+
 static void __attribute__((destructor)) cm_fini(void)
 {
 	struct cm_id *id;
@@ -326,6 +357,9 @@ static void __attribute__((destructor)) cm_fini(void)
 		pthread_mutex_unlock(&cm.lock);
 		return;
 	}
+	pthread_mutex_unlock(&cm.lock);
+	flush_sends();
+	pthread_mutex_lock(&cm.lock);
 	cm.stop = true;
 	cm_wake();
 	pthread_mutex_unlock(&cm.lock);
