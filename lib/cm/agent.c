@@ -448,9 +448,8 @@ static void dispatch(struct cm_agent *a, const struct cm_dest *from, const struc
 	}
 }
 
-static void rx_one(struct cm_agent *a, const struct ibv_wc *wc)
+void cm_agent_input(struct cm_agent *a, const uint8_t *grh, uint32_t len, uint32_t src_qp)
 {
-	const uint8_t *grh = slot_buf(a, (uint32_t)wc->wr_id);
 	const uint8_t *raw = grh + CM_GRH_LEN;
 	struct droce_cm_mad m;
 	enum droce_mad_err err;
@@ -458,12 +457,11 @@ static void rx_one(struct cm_agent *a, const struct ibv_wc *wc)
 	int idx;
 
 	a->cnt.rx_mads++;
-	if (wc->status != IBV_WC_SUCCESS || wc->byte_len < CM_GRH_LEN + DROCE_MAD_HDR_LEN ||
-	    !(wc->wc_flags & IBV_WC_GRH) || !from_grh(a, grh, wc->src_qp, &from)) {
+	if (len < CM_GRH_LEN + DROCE_MAD_HDR_LEN || !from_grh(a, grh, src_qp, &from)) {
 		a->cnt.rx_bad_completion++;
 		return;
 	}
-	err = droce_mad_parse(raw, wc->byte_len - CM_GRH_LEN, &m);
+	err = droce_mad_parse(raw, len - CM_GRH_LEN, &m);
 	if (err != DROCE_MAD_OK) {
 		a->cnt.rx_bad_mad++;
 		a->cnt.rx_mad_err[err]++;
@@ -483,6 +481,16 @@ static void rx_one(struct cm_agent *a, const struct ibv_wc *wc)
 		answer_unsupported(a, &from, raw);	/* nothing in it is settable */
 	else
 		a->cnt.rx_unmatched++;	/* a GetResp we never asked for */
+}
+
+static void rx_one(struct cm_agent *a, const struct ibv_wc *wc)
+{
+	if (wc->status != IBV_WC_SUCCESS || !(wc->wc_flags & IBV_WC_GRH)) {
+		a->cnt.rx_mads++;
+		a->cnt.rx_bad_completion++;
+		return;
+	}
+	cm_agent_input(a, slot_buf(a, (uint32_t)wc->wr_id), wc->byte_len, wc->src_qp);
 }
 
 unsigned int cm_agent_poll(struct cm_agent *a)

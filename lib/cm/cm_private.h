@@ -246,6 +246,10 @@ struct cm_agent *cm_agent_get(struct droce_device *dev);
 void cm_agents_free(void);
 /** Poll @p a's CQ: receive MADs (dispatched), complete sends, repost. @return work done. */
 unsigned int cm_agent_poll(struct cm_agent *a);
+/** A received GSI message: the 40-byte GRH verbs wrote, then the MAD, @p len bytes in all,
+ *  from QP @p src_qp. Counted, checked, answered or handed to the state machines. (The
+ *  receive path; also the entry of the CM fuzz target.) */
+void cm_agent_input(struct cm_agent *a, const uint8_t *grh, uint32_t len, uint32_t src_qp);
 /** Send @p mad to @p d. @return 0, -ENOBUFS (no send slot: counted), -errno. */
 int cm_mad_send(const struct cm_dest *d, const struct droce_cm_mad *mad);
 /** The GID index of @p gid in @p a's table, or -1. */
