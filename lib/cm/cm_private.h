@@ -183,7 +183,8 @@ struct cm_id {
 	/* The outstanding MAD and its timer */
 	enum cm_timer timer;
 	uint64_t deadline;		/**< ms, CLOCK_MONOTONIC */
-	unsigned int timeout_ms;
+	unsigned int timeout_ms;	/**< of the outstanding MAD (an MRA stretches it) */
+	unsigned int conn_timeout_ms;	/**< the REQ's (active) or REP's (passive): the DREQ's */
 	unsigned int retries;		/**< left */
 	bool mad_valid;
 	struct droce_cm_mad mad;	/**< the MAD that is retransmitted (or re-answered) */

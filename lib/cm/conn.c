@@ -135,7 +135,7 @@ static void send_dreq(struct cm_id *id, bool retry)
 	id->mad.u.dreq.remote_comm_id = id->remote_id;
 	id->mad.u.dreq.remote_qpn = id->remote_qpn;
 	if (retry) {
-		send_tracked(id, id->timeout_ms, id->max_cm_retries);
+		send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
 	} else {
 		cm_timer_stop(id);
 		cm_mad_send(&id->dest, &id->mad);
@@ -320,8 +320,9 @@ static int connect_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	id->max_cm_retries = cm.cfg.max_retries;
 	id->ib = IB_REQ_SENT;
 	id->state = CM_CONNECT;
-	send_tracked(id, 2 * cm_convert_ms(id->path.packet_life_time) +
-			 cm_convert_ms(cm.cfg.response_timeout), cm.cfg.max_retries);
+	id->conn_timeout_ms = 2 * cm_convert_ms(id->path.packet_life_time) +
+			      cm_convert_ms(cm.cfg.response_timeout);
+	send_tracked(id, id->conn_timeout_ms, cm.cfg.max_retries);
 	return 0;
 }
 
@@ -602,7 +603,8 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	if (p != NULL && p->private_data_len != 0)
 		memcpy(r->private_data, p->private_data, p->private_data_len);
 	id->ib = IB_REP_SENT;
-	send_tracked(id, cm_convert_ms(id->remote_cm_timeout), id->max_cm_retries);
+	id->conn_timeout_ms = cm_convert_ms(id->remote_cm_timeout);
+	send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
 	return 0;
 }
 

@@ -403,7 +403,8 @@ static bool addrs_overlap(const struct cm_id *a, const struct cm_id *b)
 	return gid_is_any(ga.raw) || gid_is_any(gb.raw) || memcmp(ga.raw, gb.raw, 16) == 0;
 }
 
-static bool port_taken(const struct cm_id *id, uint16_t port)
+/* Is @p port taken for @p id (which is about to listen when @p listening)? */
+static bool port_taken(const struct cm_id *id, uint16_t port, bool listening)
 {
 	const struct cm_id *o;
 
@@ -413,7 +414,7 @@ static bool port_taken(const struct cm_id *id, uint16_t port)
 			continue;
 		if (!addrs_overlap(id, o))
 			continue;
-		if (id->reuseaddr && o->reuseaddr && o->state != CM_LISTEN && id->state != CM_LISTEN)
+		if (id->reuseaddr && o->reuseaddr && o->state != CM_LISTEN && !listening)
 			continue;
 		return true;
 	}
@@ -427,7 +428,7 @@ static int pick_port(struct cm_id *id, uint16_t *port)
 
 	for (i = 0; i < span; i++) {
 		*port = (uint16_t)(CM_EPHEMERAL_LOW + (start + i) % span);
-		if (!port_taken(id, *port))
+		if (!port_taken(id, *port, false))
 			return 0;
 	}
 	return EADDRNOTAVAIL;
@@ -479,7 +480,7 @@ static int bind_locked(struct cm_id *id, const struct sockaddr *addr)
 		rc = pick_port(id, &port);
 		if (rc != 0)
 			return rc;
-	} else if (port_taken(id, port)) {
+	} else if (port_taken(id, port, false)) {
 		return EADDRINUSE;
 	}
 	sa_set_port(src, port);
@@ -565,9 +566,9 @@ void cm_resolve_poll(struct cm_id *id)
 	} else if (rc != -EAGAIN && rc != -EHOSTUNREACH) {
 		resolve_fail(id, rc);
 	} else if (cm_now_ms() >= id->resolve_deadline) {
-		/* ARP/ND unanswered within the caller's time (as Linux: -ETIMEDOUT), or after
-		 * the engine gave up on it. */
-		resolve_fail(id, rc == -EHOSTUNREACH ? -EHOSTUNREACH : -ETIMEDOUT);
+		/* ARP/ND unanswered within the caller's time: -ETIMEDOUT, as Linux (the engine
+		 * keeps asking meanwhile, also after a resolution it gave up on). */
+		resolve_fail(id, -ETIMEDOUT);
 	} else {
 		cm_timer_arm(id, CM_T_RESOLVE, cm.cfg.resolve_poll_ms);
 	}
@@ -713,7 +714,7 @@ int droce_cm_listen(struct droce_cm_id *pub, int backlog)
 	} else if (id->state != CM_ADDR_BOUND) {
 		rc = EINVAL;
 	}
-	if (rc == 0 && port_taken(id, sa_port(&pub->route.addr.src_addr)))
+	if (rc == 0 && port_taken(id, sa_port(&pub->route.addr.src_addr), true))
 		rc = EADDRINUSE;	/* a REUSEADDR sharer may not listen */
 	if (rc == 0 && id->agent == NULL) {
 		/* A wildcard listener: every device's agent must run to hear requests. */

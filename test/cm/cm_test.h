@@ -21,6 +21,7 @@
 #include "droce.h"
 #include "droce_cm.h"
 #include "droce_engine.h"
+#include "droce_wire_mad.h"	/* REJ reasons */
 
 static bool cmt_inline;
 static struct droce_context *cmt_drive_ctx;
