@@ -95,7 +95,7 @@ if [ $quick -eq 0 ] && command -v clang >/dev/null; then
 		CC=clang meson setup "$build-tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null
 	fi
 	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} run_suite "$build-tsan" "TSan build" \
-		--suite verbs --suite engine --suite functional
+		--suite verbs --suite engine --suite functional --suite cm
 fi
 
 echo "fuzz inputs: $fuzz_inputs, soak bytes checked: $soak_bytes"

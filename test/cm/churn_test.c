@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * N connect/disconnect cycles (argv[2], default 1000) through droce's CM between droce0 and
+ * droce1: resolve, connect, accept, ESTABLISHED on both, one SEND, disconnect from alternating
+ * sides, destroy everything, most cycles with the ids destroyed while still in timewait.
+ * Proves nothing is left behind: after the last cycle and the last timewait, the C heap
+ * (mallinfo2), DPDK's heap and the engine's mbufs in use are what they were after the first
+ * cycles, and every cycle's CM messages were matched (no duplicate, no unmatched MAD, no
+ * retry: each message went once). Under ASan, LeakSanitizer finds nothing at exit.
+ *
+ * Usage: cm_churn_test {inline|lcore} [N]
+ */
+#include <malloc.h>
+
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+
+#include "cm_test.h"
+
+#define WARMUP 20
+
+struct usage {
+	size_t mbufs, rte_heap, c_heap;
+};
+
+static struct usage usage(void)
+{
+	struct rte_mempool *mp = rte_mempool_lookup("drc_pool0");
+	struct rte_malloc_socket_stats st;
+	struct usage u = { 0, 0, 0 };
+	unsigned int s;
+
+	CHECK(mp != NULL);
+	u.mbufs = rte_mempool_in_use_count(mp);
+	for (s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
+			u.rte_heap += st.heap_allocsz_bytes;
+	u.c_heap = mallinfo2().uordblks;
+	return u;
+}
+
+static void cycle(struct droce_cm_event_channel *ch, struct droce_cm_id *lis, int i)
+{
+	struct sockaddr_in dst = cmt_addr("10.99.0.2", 7500);
+	struct rdma_conn_param p = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *a, *b, *first, *second;
+	struct droce_cm_event *ev;
+	struct droce_cq *acq, *bcq;
+	struct droce_mr *amr, *bmr;
+	char abuf[32], bbuf[32];
+	struct ibv_sge sge;
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bs;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *br;
+
+	CHECK_EQ(droce_cm_create_id(ch, &a, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(droce_cm_resolve_addr(a, NULL, (struct sockaddr *)&dst, 2000), 0);
+	cmt_drive_ctx = a->verbs;
+	CMT_GOT(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	CHECK_EQ(droce_cm_resolve_route(a, 2000), 0);
+	CMT_GOT(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	acq = cmt_cq(a);
+	cmt_qp(a, acq, IBV_QPT_RC);
+	amr = droce_reg_mr(a->pd, abuf, sizeof(abuf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(amr != NULL);
+	CHECK_EQ(droce_cm_connect(a, &p), 0);
+	ev = CMT_EXPECT(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	CHECK(ev->listen_id == lis);
+	b = ev->id;
+	bcq = cmt_cq(b);
+	cmt_qp(b, bcq, IBV_QPT_RC);
+	bmr = droce_reg_mr(b->pd, bbuf, sizeof(bbuf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(bmr != NULL);
+	sge = (struct ibv_sge){ (uintptr_t)bbuf, sizeof(bbuf), bmr->lkey };
+	CHECK_EQ(droce_post_recv(b->qp, &rwr, &br), 0);
+	CHECK_EQ(droce_cm_accept(b, &p), 0);
+	CHECK_EQ(droce_cm_ack_cm_event(ev), 0);
+	CMT_GOT(ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	CMT_GOT(ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	snprintf(abuf, sizeof(abuf), "cycle %d", i);
+	sge = (struct ibv_sge){ (uintptr_t)abuf, sizeof(abuf), amr->lkey };
+	CHECK_EQ(droce_post_send(a->qp, &swr, &bs), 0);
+	CHECK_EQ(cmt_wc(acq).status, IBV_WC_SUCCESS);
+	CHECK_EQ(cmt_wc(bcq).status, IBV_WC_SUCCESS);
+	CHECK(strcmp(abuf, bbuf) == 0);
+
+	first = i % 2 ? a : b;
+	second = i % 2 ? b : a;
+	CHECK_EQ(droce_cm_disconnect(first), 0);
+	ev = CMT_EXPECT(ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	CHECK(ev->id == second);
+	CHECK_EQ(droce_cm_ack_cm_event(ev), 0);
+	CHECK_EQ(droce_cm_disconnect(second), 0);
+	ev = CMT_EXPECT(ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	CHECK(ev->id == first);
+	CHECK_EQ(droce_cm_ack_cm_event(ev), 0);
+	if (i % 20 == 0) {	/* every 20th cycle: wait for the timewaits to end */
+		CMT_GOT(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		CMT_GOT(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	}
+	droce_cm_destroy_qp(a);
+	droce_cm_destroy_qp(b);
+	CHECK_EQ(droce_dereg_mr(amr), 0);
+	CHECK_EQ(droce_dereg_mr(bmr), 0);
+	CHECK_EQ(droce_destroy_cq(acq), 0);
+	CHECK_EQ(droce_destroy_cq(bcq), 0);
+	CHECK_EQ(droce_cm_destroy_id(a), 0);
+	CHECK_EQ(droce_cm_destroy_id(b), 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in any = cmt_addr("0.0.0.0", 7500);
+	struct droce_cm_event_channel *ch;
+	struct droce_cm_counters c0;
+	struct droce_cm_id *lis;
+	struct usage before = { 0, 0, 0 }, after;
+	int i, n = argc > 2 ? atoi(argv[2]) : 1000;
+
+	CHECK(argc >= 2 && n > WARMUP);
+	cmt_init();
+	ch = droce_cm_create_event_channel();
+	CHECK(ch != NULL);
+	CHECK_EQ(droce_cm_create_id(ch, &lis, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(droce_cm_bind_addr(lis, (struct sockaddr *)&any), 0);
+	CHECK_EQ(droce_cm_listen(lis, 8), 0);
+	for (i = 0; i < n; i++) {
+		cycle(ch, lis, i);
+		if (i == WARMUP - 1) {
+			cmt_none(ch, 600, __LINE__);	/* timewaits (128 ms) end: nothing to tell */
+			before = usage();
+		}
+	}
+	cmt_none(ch, 600, __LINE__);
+	after = usage();
+	printf("C heap %zu -> %zu, DPDK heap %zu -> %zu, mbufs in use %zu -> %zu\n",
+	       before.c_heap, after.c_heap, before.rte_heap, after.rte_heap, before.mbufs,
+	       after.mbufs);
+	CHECK_EQ(after.rte_heap, before.rte_heap);
+	CHECK_EQ(after.mbufs, before.mbufs);
+	CHECK(after.c_heap <= before.c_heap + 4096);	/* malloc's own bookkeeping may move */
+	CHECK_EQ(droce_cm_query_counters(cmt_drive_ctx, &c0), 0);	/* droce0: the active side */
+	CHECK_EQ(c0.tx_msg[DROCE_CM_MSG_REQ], (uint64_t)n);
+	CHECK_EQ(c0.tx_retries + c0.rx_duplicates + c0.rx_unmatched + c0.rx_bad_mad, 0);
+	CHECK_EQ(droce_cm_destroy_id(lis), 0);
+	CHECK_EQ(droce_cm_destroy_event_channel(ch), 0);
+	printf("cm churn: %d connect/disconnect cycles, nothing left behind (%s engine)\n", n,
+	       argv[1]);
+	return 0;
+}
