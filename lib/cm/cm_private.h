@@ -137,6 +137,14 @@ enum cm_ib_state {
 	IB_SIDR_REQ_RCVD,
 };
 
+/** A multicast group a UD id joined (mcast.c). */
+struct cm_mc {
+	struct cm_mc *next;
+	union ibv_gid mgid;
+	void *context;
+	struct droce_qp *qp;		/**< attached to the group, or NULL */
+};
+
 /** What an id's armed timer is for. */
 enum cm_timer { CM_T_NONE, CM_T_MAD, CM_T_RESOLVE, CM_T_TIMEWAIT };
 
@@ -190,6 +198,7 @@ struct cm_id {
 	struct droce_cm_mad mad;	/**< the MAD that is retransmitted (or re-answered) */
 	struct droce_cm_mad last_reply;	/**< RTU, MRA or DREP sent, re-sent on duplicates */
 	bool last_reply_valid;
+	struct cm_mc *mc;		/**< groups joined */
 	/* Events */
 	uint32_t ev_delivered, ev_acked;
 	bool destroying;
@@ -325,6 +334,10 @@ int cm_sidr_connect(struct cm_id *id, const struct rdma_conn_param *p);
 int cm_sidr_answer(struct cm_id *id, const struct rdma_conn_param *p, bool accept,
 		   const void *pdata, uint8_t len);
 void cm_sidr_timeout(struct cm_id *id);
+
+/* mcast.c (cm.lock held) */
+/** Leave every group @p id joined (its QP detached). */
+void cm_mcast_leave_all(struct cm_id *id);
 
 /* qp.c (cm.lock held) */
 /** Move the id's QP to @p state with the connection's attributes. @return 0, errno. */

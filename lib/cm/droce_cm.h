@@ -217,6 +217,23 @@ int droce_cm_disconnect(struct droce_cm_id *id);
  */
 int droce_cm_notify(struct droce_cm_id *id, enum ibv_event_type event);
 
+/* ---- Multicast (UD ids) ---- */
+
+/**
+ * rdma_join_multicast(3) on RoCE v2: the group's GID is its address (IPv4 ::ffff:a.b.c.d, or
+ * the IPv6 group), there is no subnet administrator to ask, so MULTICAST_JOIN follows at once
+ * with param.ud: the AH attributes for the group, qp_num 0xFFFFFF, qkey RDMA_UDP_QKEY, and
+ * private_data = @p context. The id's QP, if it has one, is attached to the group.
+ * @return 0, or -1 with errno EINVAL (NULL, not a UD id, not bound to a device, not a group
+ *   address of the id's family), EADDRINUSE (joined already), and droce_attach_mcast()'s
+ *   ENOMEM (the device's group limits).
+ */
+int droce_cm_join_multicast(struct droce_cm_id *id, struct sockaddr *addr, void *context);
+/** rdma_leave_multicast(3): the QP is detached. @return 0, or -1 with errno EINVAL (NULL),
+ *  EADDRNOTAVAIL (not joined). droce_cm_destroy_qp() and droce_cm_destroy_id() leave every
+ *  group of the id. */
+int droce_cm_leave_multicast(struct droce_cm_id *id, struct sockaddr *addr);
+
 /* ---- QPs ---- */
 
 /**

@@ -311,6 +311,7 @@ int droce_cm_destroy_id(struct droce_cm_id *pub)
 	pthread_mutex_lock(&cm.lock);
 	if (id->state == CM_LISTEN)
 		listener_gone(id);
+	cm_mcast_leave_all(id);
 	cm_conn_abandon(id);
 	cm_event_forget(id);
 	id->destroying = true;

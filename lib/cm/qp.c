@@ -270,6 +270,7 @@ void droce_cm_destroy_qp(struct droce_cm_id *pub)
 	if (pub == NULL)
 		return;
 	pthread_mutex_lock(&cm.lock);
+	cm_mcast_leave_all(to_cid(pub));	/* a QP in a group cannot be destroyed */
 	if (pub->qp != NULL && droce_destroy_qp(pub->qp) != 0)
 		CM_LOG(WARNING, "QP %u not destroyed", pub->qp->qp_num);
 	pub->qp = NULL;

@@ -7,7 +7,11 @@
  * side sees the request's 180 bytes of private data, accepts with 136; the active side gets
  * ESTABLISHED with what it needs to send (AH attributes, QPN, Q_Key) and a datagram sent with
  * them arrives, GRH and all. A rejection is UNREACHABLE with SIDR status 2, nobody listening
- * status 1; a SIDR_REQ nobody answers is retried, then UNREACHABLE -ETIMEDOUT.
+ * status 1; a SIDR_REQ nobody answers is retried, then UNREACHABLE -ETIMEDOUT. Multicast: two
+ * UD ids (one per device) join 239.1.2.3, MULTICAST_JOIN gives the group's AH attributes,
+ * QPN 0xFFFFFF, RDMA_UDP_QKEY and the join's context; a datagram to the group reaches the
+ * other member; joining twice, a non-group address, an RC id, and leaving a group not joined
+ * are refused.
  *
  * Usage: cm_ud_test {inline|lcore}
  */
@@ -168,6 +172,100 @@ static void refusals(void)
 	CHECK_EQ(droce_cm_destroy_id(l), 0);
 }
 
+static struct droce_cm_id *ud_bound(const char *ip, struct droce_cq **cq)
+{
+	struct sockaddr_in sa = cmt_addr(ip, 0);
+	struct droce_cm_id *id;
+
+	CHECK_EQ(droce_cm_create_id(ch, &id, NULL, RDMA_PS_UDP), 0);
+	CHECK_EQ(droce_cm_bind_addr(id, (struct sockaddr *)&sa), 0);
+	*cq = cmt_cq(id);
+	cmt_qp(id, *cq, IBV_QPT_UD);
+	return id;
+}
+
+static void multicast(void)
+{
+	struct sockaddr_in grp = cmt_addr("239.1.2.3", 0), uni = cmt_addr("10.99.0.9", 0);
+	static char sbuf[64] = "to the group", rbuf[64 + 40];
+	struct droce_cm_id *a, *b, *rc;
+	struct droce_cq *acq, *bcq;
+	struct droce_mr *smr, *rmr;
+	struct droce_cm_event *ev;
+	struct droce_ah *ah = NULL;
+	struct ibv_sge sge;
+	struct ibv_send_wr swr, *bs;
+	struct ibv_recv_wr rwr, *br;
+	struct ibv_wc wc;
+	int i;
+
+	a = ud_bound("10.99.0.1", &acq);
+	b = ud_bound("10.99.0.2", &bcq);
+	cmt_drive_ctx = a->verbs;
+	CHECK_EQ(droce_cm_join_multicast(a, (struct sockaddr *)&grp, (void *)0xa), 0);
+	CHECK_EQ(droce_cm_join_multicast(b, (struct sockaddr *)&grp, (void *)0xb), 0);
+	for (i = 0; i < 2; i++) {
+		ev = CMT_EXPECT(ch, RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+		CHECK(ev->param.ud.private_data == (ev->id == a ? (void *)0xa : (void *)0xb));
+		CHECK_EQ(ev->param.ud.qp_num, 0xffffff);
+		CHECK_EQ(ev->param.ud.qkey, RDMA_UDP_QKEY);
+		CHECK_EQ(ev->param.ud.ah_attr.grh.dgid.raw[15], 3);
+		CHECK_EQ(ev->param.ud.ah_attr.grh.dgid.raw[10], 0xff);
+		if (ev->id == a)
+			ah = droce_create_ah(a->pd, &ev->param.ud.ah_attr);
+		CHECK_EQ(droce_cm_ack_cm_event(ev), 0);
+	}
+	CHECK(ah != NULL);
+	errno = 0;
+	CHECK_EQ(droce_cm_join_multicast(a, (struct sockaddr *)&grp, NULL), -1);
+	CHECK_EQ(errno, EADDRINUSE);
+	errno = 0;
+	CHECK_EQ(droce_cm_join_multicast(a, (struct sockaddr *)&uni, NULL), -1);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(droce_cm_create_id(ch, &rc, NULL, RDMA_PS_TCP), 0);
+	errno = 0;
+	CHECK_EQ(droce_cm_join_multicast(rc, (struct sockaddr *)&grp, NULL), -1);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(droce_cm_destroy_id(rc), 0);
+
+	rmr = droce_reg_mr(b->pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	smr = droce_reg_mr(a->pd, sbuf, sizeof(sbuf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rmr != NULL && smr != NULL);
+	sge = (struct ibv_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	CHECK_EQ(droce_post_recv(b->qp, &rwr, &br), 0);
+	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = 0xffffff;
+	swr.wr.ud.remote_qkey = RDMA_UDP_QKEY;
+	CHECK_EQ(droce_post_send(a->qp, &swr, &bs), 0);
+	CHECK_EQ(cmt_wc(acq).status, IBV_WC_SUCCESS);
+	wc = cmt_wc(bcq);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK(strcmp(rbuf + 40, "to the group") == 0);
+
+	CHECK_EQ(droce_cm_leave_multicast(a, (struct sockaddr *)&grp), 0);
+	errno = 0;
+	CHECK_EQ(droce_cm_leave_multicast(a, (struct sockaddr *)&grp), -1);
+	CHECK_EQ(errno, EADDRNOTAVAIL);
+	CHECK_EQ(droce_destroy_ah(ah), 0);
+	CHECK_EQ(droce_dereg_mr(rmr), 0);
+	CHECK_EQ(droce_dereg_mr(smr), 0);
+	droce_cm_destroy_qp(a);
+	droce_cm_destroy_qp(b);	/* still in the group: destroy_qp leaves it first */
+	CHECK_EQ(droce_destroy_cq(acq), 0);
+	CHECK_EQ(droce_destroy_cq(bcq), 0);
+	CHECK_EQ(droce_cm_destroy_id(a), 0);
+	CHECK_EQ(droce_cm_destroy_id(b), 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct droce_cm_counters c;
@@ -200,6 +298,7 @@ int main(int argc, char **argv)
 
 	datagram();
 	refusals();
+	multicast();
 	CHECK_EQ(droce_cm_destroy_event_channel(ch), 0);
 	CHECK_EQ(droce_close_device(d1), 0);
 	printf("cm ud: SIDR resolved, datagram delivered, refusals reported (%s engine)\n", argv[1]);
