@@ -614,6 +614,8 @@ static int resolve_addr_locked(struct cm_id *id, const struct sockaddr *src,
 	cm_sockaddr_gid(&id->pub.route.addr.src_addr, &bound);
 	if (gid_is_v4(bound.raw) != gid_is_v4(dgid.raw) || gid_is_any(dgid.raw))
 		return EINVAL;
+	if (cm_agent_gid_index(id->agent, &dgid) >= 0)
+		return ENODEV;	/* the device's own address: no loopback */
 	id->state = CM_ADDR_QUERY;
 	id->resolve_deadline = cm_now_ms() + (unsigned int)(timeout_ms > 0 ? timeout_ms : 2000);
 	cm_timer_arm(id, CM_T_RESOLVE, 0);

@@ -67,7 +67,7 @@ static void *server(void *arg)
 	CHECK_EQ(droce_cm_create_ep(&listen, res, NULL, &a), 0);
 	droce_cm_freeaddrinfo(res);
 	CHECK_EQ(droce_cm_listen(listen, 0), 0);
-	*(volatile int *)arg = 1;	/* listening (the client may start) */
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);	/* the client may start */
 	CHECK_EQ(droce_cm_get_request(listen, &id), 0);
 	CHECK(id->event != NULL && id->event->event == RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(id->qp != NULL && id->recv_cq != NULL && id->recv_cq_channel != NULL);
@@ -160,13 +160,13 @@ static void refused(void)
 
 int main(int argc, char **argv)
 {
-	volatile int listening = 0;
+	int listening = 0;
 	pthread_t t;
 
 	CHECK(argc == 2);
 	cmt_init();
-	CHECK_EQ(pthread_create(&t, NULL, server, (void *)&listening), 0);
-	while (!listening)
+	CHECK_EQ(pthread_create(&t, NULL, server, &listening), 0);
+	while (!__atomic_load_n(&listening, __ATOMIC_ACQUIRE))
 		poll(NULL, 0, 1);
 	client();
 	CHECK_EQ(pthread_join(t, NULL), 0);
