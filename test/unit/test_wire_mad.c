@@ -1234,15 +1234,20 @@ static void test_cma_hdr(void)
 
 static void test_service_ids(void)
 {
-	static const uint16_t spaces[] = { DROCE_CMA_PS_IB, DROCE_CMA_PS_TCP, DROCE_CMA_PS_UDP };
+	static const uint16_t spaces[] = { DROCE_CMA_PS_IPOIB, DROCE_CMA_PS_IB, DROCE_CMA_PS_TCP,
+					   DROCE_CMA_PS_UDP };
 	static const uint16_t ports[] = { 0, 1, 7174, 18515, 0xffff };
 	/* not rdma_cm's: bits above the 32 set, or a port space it does not have */
 	static const uint64_t others[] = { 0, 0x1c06, 0x0000000101061c06ull,
 					   0x8000000001061c06ull, 0xffffffffffffffffull,
+					   0x0000000001001c06ull, 0x0000000001991c06ull,
 					   0x0000000000031c06ull };
 
-	/* rping's: RDMA_PS_TCP (0x0106), port 7174, as the capture carries it */
+	/* rping's: RDMA_PS_TCP (0x0106), port 7174, as the capture carries it; RDMA_PS_IPOIB's
+	 * service IDs have no 0x01 in byte 4: 0x0000000000020000 + port */
 	CHECK_EQ(droce_cma_service_id(DROCE_CMA_PS_TCP, 7174), UINT64_C(0x0000000001061c06), "TCP");
+	CHECK_EQ(droce_cma_service_id(DROCE_CMA_PS_IPOIB, 7174), UINT64_C(0x0000000000021c06),
+		 "IPoIB");
 	CHECK(DROCE_CMA_PS_IPOIB == 0x0002 && DROCE_CMA_PS_IB == 0x013f &&
 	      DROCE_CMA_PS_TCP == 0x0106 && DROCE_CMA_PS_UDP == 0x0111, "rdma_cm's port spaces");
 	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++)
