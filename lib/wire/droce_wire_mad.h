@@ -345,7 +345,8 @@ enum droce_mad_err {
  * information length exceeds 72 bytes. The header is decoded into @p out->hdr whatever the
  * outcome once 24 bytes are there (so that the caller can answer a bad request with a status).
  *
- * @param buf  The MAD (the UD payload after the 40-byte GRH).
+ * @param buf  The MAD: the payload of the UD SEND, after the DETH (in a verbs receive buffer,
+ *             after the 40-byte GRH placed in front of it).
  * @param len  Bytes at @p buf; bytes beyond 256 are ignored.
  * @param out  Filled on success (the union member of the attribute; others undefined).
  * @return DROCE_MAD_OK or the reason.
