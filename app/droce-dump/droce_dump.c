@@ -37,6 +37,9 @@ struct stats {
 	uint64_t bad;
 	uint64_t opcode[256];                   /* RoCE v2 frames whose headers parsed */
 	uint64_t reason[DROCE_PARSE_ERR_NUM];   /* rejected and non-RoCE frames */
+	uint64_t mads;                          /* UD SENDs to QP 1 */
+	uint64_t mad_attr[0x20];                /* MADs decoded, by attribute (all below 0x20) */
+	uint64_t mad_err[DROCE_MAD_ERR_NUM];    /* MADs rejected, by reason */
 };
 
 static void usage(FILE *o)
@@ -50,6 +53,10 @@ static void help(void)
 		"Decode every frame of an Ethernet pcap with droce's RoCE v2 parser and verify",
 		"the ICRC of every RoCE v2 frame (UDP destination port 4791): one line per frame,",
 		"then a summary of frames per opcode and per rejection reason.",
+		"A UD SEND to QP 1 carries a MAD: a Communication Manager MAD is decoded on its",
+		"frame's line (header, then the message's key fields named after droce's",
+		"struct droce_cm_mad members), or the reason it is rejected is given; a bad MAD",
+		"does not make the frame bad.",
 		"",
 		"  -q, --quiet   print the summary only",
 		"  -h, --help    this text",
@@ -177,6 +184,7 @@ static void classify(struct dump_frame *f)
 		f->err = DROCE_PARSE_TRUNCATED;    /* the ICRC cannot be checked */
 	else
 		f->err = droce_parse(f->data, f->caplen, 0, &f->pkt);
+	dump_decode_mad(f);
 }
 
 static void count(struct stats *s, const struct dump_frame *f)
@@ -189,6 +197,13 @@ static void count(struct stats *s, const struct dump_frame *f)
 		s->opcode[f->pkt.opcode]++;
 	if (f->err != DROCE_PARSE_OK)
 		s->reason[f->err]++;
+	if (f->gsi) {
+		s->mads++;
+		if (f->mad_err == DROCE_MAD_OK)
+			s->mad_attr[f->mad.hdr.attr_id]++;
+		else
+			s->mad_err[f->mad_err]++;
+	}
 }
 
 static void print_summary(FILE *o, const char *file, const struct stats *s)
@@ -208,6 +223,16 @@ static void print_summary(FILE *o, const char *file, const struct stats *s)
 		if (s->reason[i] != 0)
 			fprintf(o, "%8" PRIu64 "  %s (%s)\n", s->reason[i], droce_parse_err_name(i),
 				droce_parse_err_str(i));
+	if (s->mads == 0)
+		return;
+	fprintf(o, "CM MADs (UD SENDs to QP 1): %" PRIu64 "\n", s->mads);
+	for (i = 0; i < RTE_DIM(s->mad_attr); i++)
+		if (s->mad_attr[i] != 0)
+			fprintf(o, "%8" PRIu64 "  %s\n", s->mad_attr[i], droce_cm_attr_name(i));
+	for (i = 1; i < DROCE_MAD_ERR_NUM; i++)
+		if (s->mad_err[i] != 0)
+			fprintf(o, "%8" PRIu64 "  rejected: %s (%s)\n", s->mad_err[i],
+				droce_mad_err_name(i), dump_mad_err_str(i));
 }
 
 static pcap_t *open_pcap(const char *file)

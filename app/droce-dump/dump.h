@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "droce_wire.h"
+#include "droce_wire_mad.h"
 
 /** One captured frame and what droce made of it. */
 struct dump_frame {
@@ -23,6 +24,9 @@ struct dump_frame {
 	const uint8_t *src;          /**< source address in @data, NULL if not captured */
 	const uint8_t *dst;
 	struct droce_pkt pkt;        /**< see dump_frame_parsed() */
+	int gsi;                     /**< a UD SEND to QP 1 whose headers parsed: a MAD */
+	enum droce_mad_err mad_err;  /**< @gsi: what droce_mad_parse() made of its payload */
+	struct droce_cm_mad mad;     /**< @gsi: the MAD (its header once 24 bytes are there) */
 };
 
 /** Whether @p f's headers were all parsed (so its pkt is complete): OK or only the ICRC bad. */
@@ -30,6 +34,15 @@ static inline int dump_frame_parsed(const struct dump_frame *f)
 {
 	return f->roce && (f->err == DROCE_PARSE_OK || f->err == DROCE_PARSE_BAD_ICRC);
 }
+
+/** Decode the payload of @p f as a MAD if @p f is a UD SEND to QP 1 (dump_cm.c). */
+void dump_decode_mad(struct dump_frame *f);
+
+/** The MAD of a UD SEND to QP 1 on its frame's line: header and key fields, or the reason. */
+void dump_print_mad(FILE *o, const struct dump_frame *f);
+
+/** What a MAD rejection reason means ("shorter than 256 bytes"...). */
+const char *dump_mad_err_str(enum droce_mad_err err);
 
 /** One human-readable line for any frame, tshark-like. */
 void dump_print_frame(FILE *o, const struct dump_frame *f);

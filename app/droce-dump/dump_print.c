@@ -345,6 +345,7 @@ static void print_roce(FILE *o, const struct dump_frame *f)
 	else
 		fprintf(o, " icrc BAD (carried 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")", p->icrc,
 			droce_icrc(p->hdr + p->l3_off, p->frame_len - p->l3_off - DROCE_ICRC_LEN));
+	dump_print_mad(o, f);
 }
 
 void dump_print_frame(FILE *o, const struct dump_frame *f)

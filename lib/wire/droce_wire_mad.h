@@ -345,7 +345,8 @@ enum droce_mad_err {
  * information length exceeds 72 bytes. The header is decoded into @p out->hdr whatever the
  * outcome once 24 bytes are there (so that the caller can answer a bad request with a status).
  *
- * @param buf  The MAD (the UD payload after the 40-byte GRH).
+ * @param buf  The MAD: the payload of the UD SEND, after the DETH (in a verbs receive buffer,
+ *             after the 40-byte GRH placed in front of it).
  * @param len  Bytes at @p buf; bytes beyond 256 are ignored.
  * @param out  Filled on success (the union member of the attribute; others undefined).
  * @return DROCE_MAD_OK or the reason.
@@ -374,25 +375,39 @@ const char *droce_cm_rej_reason_str(uint16_t reason);
 #define DROCE_CMA_PS_TCP 0x0106u
 #define DROCE_CMA_PS_UDP 0x0111u
 
-/** Service IDs of the IP port spaces: 0x0000000001 | port space:16 | port:16. */
+/**
+ * rdma_cm's service IDs: port space << 16 | port, the 32 bits above zero. The IP port spaces
+ * (TCP, UDP, IB) start with 0x01, which makes them the IBA Annex A11 IP CM service IDs
+ * (0x0000000001 | IP protocol:8 | port:16); RDMA_PS_IPOIB's do not.
+ */
 #define DROCE_CMA_SID_PREFIX 0x0000000001000000ull
 #define DROCE_CMA_SID_PS_MASK 0xFFFFFFFFFFFF0000ull
 
-/** The service ID for @p port (host order) in port space @p ps. */
+/** The service ID for @p port (host order) in port space @p ps (a DROCE_CMA_PS_* value). */
 static inline uint64_t droce_cma_service_id(uint16_t ps, uint16_t port)
 {
-	return DROCE_CMA_SID_PREFIX | (uint64_t)ps << 16 | port;
+	return (uint64_t)ps << 16 | port;
 }
 
-/** The port space of an IP service ID, or 0 when @p sid is not one. */
+/** The port space (DROCE_CMA_PS_*) of an rdma_cm service ID, or 0 when @p sid is not one. */
 static inline uint16_t droce_cma_service_ps(uint64_t sid)
 {
-	if ((sid & ~0xFFFFFFFFull) != 0 || (sid & 0xFF000000ull) != DROCE_CMA_SID_PREFIX)
+	uint16_t ps = (uint16_t)(sid >> 16);
+
+	if ((sid >> 32) != 0)
 		return 0;
-	return (uint16_t)(sid >> 16);
+	switch (ps) {
+	case DROCE_CMA_PS_IPOIB:
+	case DROCE_CMA_PS_IB:
+	case DROCE_CMA_PS_TCP:
+	case DROCE_CMA_PS_UDP:
+		return ps;
+	default:
+		return 0;
+	}
 }
 
-/** The port of an IP service ID. */
+/** The port of an rdma_cm service ID. */
 static inline uint16_t droce_cma_service_port(uint64_t sid)
 {
 	return (uint16_t)sid;

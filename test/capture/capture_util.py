@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 SKIP = 77
 
@@ -112,3 +113,43 @@ def write_pcap(path, ghdr, end, recs):
         f.write(ghdr)
         for (sec, frac, _, orig), fr in recs:
             f.write(struct.pack(end + "IIII", sec, frac, len(fr), orig) + fr)
+
+
+def roce_bth(fr):
+    """Offset of the BTH if @fr is an untagged IPv4 UDP/4791 frame, else None."""
+    if len(fr) < 14 + 20 + 8 + 12 or fr[12:14] != b"\x08\x00" or fr[23] != 17:
+        return None
+    l4 = 14 + (fr[14] & 0xf) * 4
+    return l4 + 8 if struct.unpack(">H", fr[l4 + 2:l4 + 4])[0] == 4791 else None
+
+
+def roce_reseal(fr):
+    """@fr (an untagged IPv4 RoCE v2 frame whose UDP payload changed) with its IPv4 total length
+    and header checksum, UDP length and ICRC right again. The ICRC as ../shared/DESIGN.md
+    defines it: CRC-32 over 8 bytes of 0xFF and the frame from the IP header on, with the
+    IPv4 TOS, TTL and checksum, the UDP checksum and the BTH's byte 4 as ones; stored
+    least-significant byte first."""
+    fr = bytearray(fr)
+    ip, ihl = 14, (fr[14] & 0xf) * 4
+    fr[ip + 2:ip + 4] = struct.pack(">H", len(fr) - ip)
+    fr[ip + 10:ip + 12] = b"\0\0"
+    csum = sum(struct.unpack(">%dH" % (ihl // 2), bytes(fr[ip:ip + ihl])))
+    while csum > 0xffff:
+        csum = (csum & 0xffff) + (csum >> 16)
+    fr[ip + 10:ip + 12] = struct.pack(">H", ~csum & 0xffff)
+    fr[ip + ihl + 4:ip + ihl + 6] = struct.pack(">H", len(fr) - ip - ihl)
+    m = bytearray(fr[ip:-4])
+    m[1], m[8], m[10:12] = 0xff, 0xff, b"\xff\xff"
+    m[ihl + 6:ihl + 8] = b"\xff\xff"
+    m[ihl + 8 + 4] = 0xff
+    fr[-4:] = struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m)) & 0xffffffff)
+    return bytes(fr)
+
+
+def with_ud_payload(fr, payload):
+    """A UD frame @fr (BTH + DETH) carrying @payload instead, padded to 4 bytes, resealed."""
+    bth = roce_bth(fr)
+    pad = -len(payload) % 4
+    head = bytearray(fr[:bth + 12 + 8])
+    head[bth + 1] = (head[bth + 1] & 0xcf) | pad << 4
+    return roce_reseal(bytes(head) + payload + b"\0" * pad + b"\0" * 4)

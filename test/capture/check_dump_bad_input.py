@@ -3,11 +3,15 @@
 # Copyright (c) 2026 The droce authors
 """droce-dump on bad input: the right exit status and a message that says what is wrong.
 
-usage: check_dump_bad_input.py --dump DROCE_DUMP --capture SOME_CAPTURE.pcap --workdir DIR
+usage: check_dump_bad_input.py --dump DROCE_DUMP --capture SOME_CAPTURE.pcap
+                               [--cm-capture CM_CAPTURE.pcap] --workdir DIR
 
 Exit status of droce-dump: 0 all RoCE v2 frames good, 1 a bad RoCE v2 frame, 2 usage or file
 error. The bad pcaps are made here from a real capture: one byte flipped, headers broken,
-frames cut short, another link type, a file cut in the middle of a frame.
+frames cut short, another link type, a file cut in the middle of a frame. With --cm-capture,
+from a capture of CM MADs: MADs cut short, garbled or of another class inside valid frames
+(resealed with a right ICRC), each rejected with its reason; a bad MAD does not make its
+frame bad, and nothing crashes.
 Exit: 0 pass, 1 fail.
 """
 import argparse
@@ -16,7 +20,9 @@ import struct
 import subprocess
 import sys
 
-from capture_util import fail, read_pcap, workdir, write_pcap
+import random
+
+from capture_util import fail, read_pcap, roce_bth, with_ud_payload, workdir, write_pcap
 
 
 class Cases:
@@ -149,10 +155,98 @@ def frame_cases(c, d, cap):
     c.run("file cut in the middle of a frame", [p], 2, err=[p, "truncated"])
 
 
+def edit_mad(edit):
+    """A change that gives the first UD SEND to QP 1 (a REQ) the MAD edit(its MAD), in a valid
+    frame: lengths, pad and ICRC made right."""
+    def change(recs):
+        i = next(i for i, (_, fr) in enumerate(recs)
+                 if roce_bth(fr) is not None and fr[roce_bth(fr)] == 0x64)
+        hdr, fr = recs[i]
+        new = with_ud_payload(fr, bytes(edit(bytearray(fr[roce_bth(fr) + 20:-4]))))
+        recs[i] = ([hdr[0], hdr[1], len(new), len(new)], new)
+    return change
+
+
+def mad_set(**at):
+    """An edit that sets MAD bytes: at={'b3': 0x01} sets byte 3."""
+    def edit(m):
+        for k, v in at.items():
+            m[int(k[1:])] = v
+        return m
+    return edit
+
+
+def rej_ari_73(m):
+    m[16:18] = b"\x00\x12"                # REJ
+    m[24:] = bytes(232)
+    m[24 + 9] = 73 << 1                     # ARI length 73: 1 more than the 72 bytes there
+    return m
+
+
+def flip_mad_byte(recs):
+    """The first MAD's TID garbled and the frame not resealed: its ICRC is wrong."""
+    i = next(i for i, (_, fr) in enumerate(recs)
+             if roce_bth(fr) is not None and fr[roce_bth(fr)] == 0x64)
+    hdr, fr = recs[i]
+    fr = bytearray(fr)
+    fr[roce_bth(fr) + 20 + 15] ^= 0x80
+    recs[i] = (hdr, bytes(fr))
+
+
+def cm_cases(c, d, cap):
+    rej = "mad rejected: "
+    c.run("CM capture", [cap], 0, out=["mad SEND REQ", "CM MADs (UD SENDs to QP 1): 5"])
+    cases = [
+        ("MAD cut to 100 bytes", lambda m: m[:100],
+         [rej + "TRUNCATED (shorter than 256 bytes), 100 bytes: base_version 1 mgmt_class 0x07"
+          " class_version 2 method 0x03 attr_id 0x0010 tid 0x00000002e827d8b5\n"]),
+        ("MAD cut to 23 bytes", lambda m: m[:23],
+         [rej + "TRUNCATED (shorter than 256 bytes), 23 bytes\n"]),
+        ("MAD cut to 24 bytes", lambda m: m[:24],
+         [rej + "TRUNCATED (shorter than 256 bytes), 24 bytes: base_version 1"]),
+        ("MAD of 0 bytes", lambda m: m[:0],
+         ["payload 0 icrc ok " + rej + "TRUNCATED (shorter than 256 bytes), 0 bytes\n"]),
+        ("MAD of 255 bytes", lambda m: m[:255], [rej + "TRUNCATED", "255 bytes"]),
+        ("base version 2", mad_set(b0=2),
+         [rej + "BAD_BASE_VERSION (base version is not 1), 256 bytes: base_version 2"]),
+        ("SA class (0x03)", mad_set(b1=3),
+         [rej + "BAD_CLASS (management class is not CM)", "mgmt_class 0x03"]),
+        ("CM class version 3", mad_set(b2=3),
+         [rej + "BAD_CLASS_VERSION (CM class version is not 2)", "class_version 3"]),
+        ("GET on a REQ", mad_set(b3=1),
+         [rej + "BAD_METHOD (method not valid for the attribute)", "method 0x01 attr_id 0x0010"]),
+        ("LAP", mad_set(b17=0x19),
+         [rej + "BAD_ATTR (attribute unknown or not supported (LAP, APR))", "attr_id 0x0019"]),
+        ("unknown attribute 0x00ff", mad_set(b17=0xff), [rej + "BAD_ATTR", "attr_id 0x00ff"]),
+        ("REJ with ARI length 73", rej_ari_73,
+         [rej + "BAD_FIELD (a field holds a reserved encoding)", "attr_id 0x0012"]),
+        ("CMA header version 1", mad_set(b164=1),
+         ["mad SEND REQ", "ps TCP port 7174", "cma bad (version 1, ip version 4)\n"]),
+        ("CMA header IP version 5", mad_set(b165=0x50),
+         ["cma bad (version 0, ip version 5)\n"]),
+        ("MAD with 44 bytes more", lambda m: m + bytes(range(44)),
+         ["payload 300 icrc ok mad SEND REQ", "cma 10.47.0.2:37313 -> 10.47.0.1:7174"]),
+        ("noise", lambda m: bytes(random.Random(4791).randrange(256) for _ in range(256)),
+         ["payload 256 icrc ok " + rej]),
+    ]
+    for name, edit, out in cases:
+        p = variant(cap, d, "mad-" + "".join(ch if ch.isalnum() else "-" for ch in name),
+                    edit_mad(edit))
+        c.run(name, [p], 0, out=out + [" 0 bad)"])
+    p = variant(cap, d, "mad-cut-q", edit_mad(lambda m: m[:100]))
+    c.run("MAD cut, -q", ["-q", p], 0, out=["CM MADs (UD SENDs to QP 1): 5\n", "       1  REP\n"
+                                            "       1  RTU", "       1  rejected: TRUNCATED "
+                                            "(shorter than 256 bytes)\n"])
+    p = variant(cap, d, "mad-garbled-icrc", flip_mad_byte)
+    c.run("garbled MAD, ICRC not resealed", [p], 1,
+          out=["icrc BAD", "mad SEND REQ tid 0x00000002e827d835", "1  BAD_ICRC"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", required=True)
     ap.add_argument("--capture", required=True, help="a real capture with RoCE v2 and TCP frames")
+    ap.add_argument("--cm-capture", help="a real capture with CM MADs (UD SENDs to QP 1)")
     ap.add_argument("--workdir", default=".")
     args = ap.parse_args()
 
@@ -161,6 +255,8 @@ def main():
         usage_cases(c)
         files_cases(c, d)
         frame_cases(c, d, args.capture)
+        if args.cm_capture:
+            cm_cases(c, d, args.cm_capture)
         if c.failed:
             fail("%d of %d cases: %s" % (len(c.failed), len(c.failed) + c.passed, c.failed))
         print("PASS: %d cases" % c.passed)

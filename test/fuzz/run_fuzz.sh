@@ -5,8 +5,9 @@
 # Build a fuzz target with clang (libFuzzer + ASan + UBSan) and run it, seeded from the captures.
 # usage: run_fuzz.sh SRCDIR WORKDIR SHARED_DIR [RUNS [TARGET [SECONDS]]]
 #   RUNS: number of inputs (default 300000; 0: no limit; a long run: 10000000 or more).
-#   TARGET: parse (fuzz_parse.c, the wire parser; default) or rx (fuzz_rx.c: admission,
-#           responder and completer of a QP in each state, over registered memory).
+#   TARGET: parse (fuzz_parse.c, the wire parser; default), rx (fuzz_rx.c: admission,
+#           responder and completer of a QP in each state, over registered memory) or mad
+#           (fuzz_mad.c: the CM MAD codec, seeded with the MADs of test/capture/cm).
 #   SECONDS: stop after this long (default 0: no limit).
 # Prints "fuzz inputs: N" (the inputs libFuzzer executed; test/run.sh adds them up).
 # Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash, a failed check
@@ -26,6 +27,10 @@ rx)	# the receive path past the parser: wire, verbs and transport without the en
 	incs=(-I"$src/lib/wire" -I"$src/lib/verbs" -I"$src/lib/transport" -I"$src/config"
 	      -I"$src/test/common" -I"$src/test/transport")
 	libs=(-lrte_net_ring -lpthread) ;;
+mad)	# the CM MAD codec alone: plain buffers
+	srcs=("$src/test/fuzz/fuzz_mad.c" "$src/lib/wire/wire_mad.c")
+	incs=(-I"$src/lib/wire" -I"$src/config")
+	libs=() ;;
 *)	echo "unknown target $target"; exit 1 ;;
 esac
 mkdir -p "$work/corpus_$target" "$work/artifacts"
@@ -41,7 +46,12 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	fi
 	cat "$work/build_$target.log"; exit 1
 }
-if ls "$shared"/captures/*.pcap >/dev/null 2>&1; then
+max_len=9216
+if [ "$target" = mad ]; then
+	max_len=512	# a MAD is 256 bytes; longer inputs only show that the rest is ignored
+	python3 "$src/test/fuzz/pcap_to_corpus.py" --mad "$work/corpus_$target" \
+		"$src"/test/capture/cm/*.pcap || exit 1
+elif ls "$shared"/captures/*.pcap >/dev/null 2>&1; then
 	prefix=()
 	[ "$target" = rx ] && prefix=(--rx)
 	python3 "$src/test/fuzz/pcap_to_corpus.py" "${prefix[@]}" "$work/corpus_$target" \
@@ -49,7 +59,7 @@ if ls "$shared"/captures/*.pcap >/dev/null 2>&1; then
 fi
 [ "$runs" = 0 ] && runs=-1
 "$exe" -runs="$runs" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \
-	-max_len=9216 -seed=4791 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus_$target" >"$work/run_$target.log" 2>&1
+	-max_len="$max_len" -seed=4791 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus_$target" >"$work/run_$target.log" 2>&1
 rc=$?
 tail -25 "$work/run_$target.log"
 n=$(awk '/stat::number_of_executed_units/{print $2}' "$work/run_$target.log")
