@@ -331,7 +331,8 @@ void droce_ack_cq_events(struct droce_cq *cq, unsigned int nevents);
 
 /**
  * ibv_create_qp(3): RC, UC or UD. init_attr->cap is updated with what was granted (queue
- * depths rounded up to a power of two, max_recv_wr/sge 0 with an SRQ).
+ * depths rounded up to a power of two, max_recv_wr/sge 0 with an SRQ, max_inline_data at least
+ * max_send_sge * 16 bytes, as rxe grants it).
  * @return A QP in RESET, or NULL with errno EINVAL (NULL argument, CQs/SRQ of another
  *   context, cap above a device limit, bad qp_type), EOPNOTSUPP (a qp_type droce lacks:
  *   RAW_PACKET, XRC, DRIVER), ENOMEM (DROCE_MAX_QP reached or allocation failed).

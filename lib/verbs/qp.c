@@ -57,7 +57,12 @@ static int check_init(struct droce_pd *pd, const struct droce_qp_init_attr *a)
 static int alloc_queues(struct verbs_qp *qp, struct droce_qp_init_attr *a)
 {
 	struct ibv_qp_cap *c = &a->cap;
+	uint32_t sge_room = c->max_send_sge * (uint32_t)sizeof(struct ibv_sge);
 
+	/* A send WQE has room for its SGEs' 16 bytes each anyway: inline data up to that much is
+	 * granted too, as rxe does (rdma_xclient posts 16 inline bytes having asked for none). */
+	if (c->max_inline_data < sge_room)
+		c->max_inline_data = RTE_MIN(sge_room, (uint32_t)DROCE_MAX_INLINE);
 	if (verbs_wq_alloc(&qp->sq, c->max_send_wr, sizeof(struct verbs_send_wqe),
 			   c->max_send_sge, c->max_inline_data) != 0)
 		return ENOMEM;
