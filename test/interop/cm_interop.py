@@ -14,16 +14,23 @@ Cases (each at both MTUs):
   closed port                 droce connects to a port with no listener: RDMA_CM_EVENT_REJECTED
                               status 8 (invalid service ID) at once
   reject                      droce's listener rejects: rping -c reports REJECTED, error 28
-  guest killed droce=client|server   rping is killed after 2 s: droce gets DISCONNECTED (Linux
+  guest killed droce=client|server   rping (64-byte pings, no end) is killed after 2 s: droce
+                              gets DISCONNECTED (Linux
                               tears the connection down with a DREQ) and exits within 10 s
+and, through droce's librdmacm.so.1 (droce-run, doc/compat.md), the unmodified rdma-core and
+perftest tools against the same tools in the guest, both roles:
+  rping -v -V -C 200 -S 4096    ucmatose -c 8    udaddy (SIDR, UD)
+  ib_write_bw, ib_read_bw, ib_send_bw -R (-n 100 -t 8), ib_send_lat -R (-n 5 -s 1 MiB)
 Every run is captured on the rig's bridge; the capture must pass icrc_check.py, droce-dump
 and tshark (no malformed frame), and hold the CM MADs the case implies (tshark's "CM:" lines).
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
 import argparse
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,8 +45,9 @@ PORT = 7174
 GUEST_IP = "10.47.0.1"
 PINGS, SIZE = 200, 4096
 GLOG = "/tmp/cm-g1.log"
-# 200 pings of 4 KiB at IB MTU 1024 are about 3 000 frames, and the DREQ/DREP come last.
-interop.CAPTURE_MAX = 20000
+# 200 pings of 4 KiB at IB MTU 1024 are about 3 600 frames, 2 s of 64-byte pings before a kill
+# up to 20 000, and the DREQ/DREP come last.
+interop.CAPTURE_MAX = 60000
 
 
 class Case:
@@ -50,11 +58,35 @@ class Case:
 
 KINDS = [("rping", "client"), ("rping", "server"), ("closed-port", None), ("reject", None),
          ("guest-killed", "client"), ("guest-killed", "server")]
+# The unmodified tools on droce's drop-in: (name, server args, client args with {ip}, how
+# many of the client's lines must match the pattern, pattern). perftest's bandwidth tests run
+# at TX depth 8, as test/interop/compat_interop.py's (its note: droce has no congestion
+# control yet and overruns rxe in the TCG guest at perftest's default of 128).
+TOOLS = {
+    "rping": ("rping -s -v -C 200 -S 4096 -a {ip}", "rping -c -v -V -C 200 -S 4096 -a {ip}",
+              200, r"^ping data: rdma-ping-\d+: "),
+    "ucmatose": ("ucmatose -c 8", "ucmatose -s {ip} -c 8", 1, r"^return status 0$"),
+    "udaddy": ("udaddy", "udaddy -s {ip}", 1, r"^return status 0$"),
+}
+for _t in ("ib_write_bw", "ib_read_bw", "ib_send_bw"):
+    TOOLS[_t] = (f"{_t} -R -x 1 -n 100 -t 8 -F", f"{_t} -R -x 1 -n 100 -t 8 -F {{ip}}", 1,
+                 r"^\s*65536\s+100\s")
+# ib_send_lat at 1 MiB: perftest 4.5 connects its test QP right after a handshake over its
+# first connection, and its server only listens once that handshake's SEND completed. With a
+# small message droce's client sends its REQ 0.6 ms after its ACK, before the TCG guest
+# listens: refused (REJ 8), and perftest's retry uses the ids it has just freed and crashes
+# (src/perftest_communication.c, rdma_cm_client_connection() after rdma_cm_destroy_cma()).
+# Setting up 1 MiB buffers takes the client the few ms the guest needs.
+TOOLS["ib_send_lat"] = ("ib_send_lat -R -x 1 -n 5 -s 1048576 -F",
+                        "ib_send_lat -R -x 1 -n 5 -s 1048576 -F {ip}", 1,
+                        r"^\s*1048576\s+5\s")
+KINDS += [("tool:" + t, role) for t in TOOLS for role in ("client", "server")]
 
 
 class Ctx:
-    def __init__(self, rig, prog, config, logf):
+    def __init__(self, rig, prog, config, logf, runner):
         self.rig, self.prog, self.config, self.logf = rig, prog, config, logf
+        self.runner = runner
 
     def droce(self, args, timeout):
         """cm_pingpong on the host endpoint, in the background; output to the log."""
@@ -108,6 +140,78 @@ def guest_listening(ctx, timeout=20):
             return True
         time.sleep(0.3)
     return False
+
+
+def droce_listening(timeout=20):
+    """droce's CM has a listening id (telemetry /droce/cm_ids: the droce process is the only
+    DPDK process of the rig's namespace, runtime directory /var/run/dpdk/rte)."""
+    t_end = time.time() + timeout
+    while time.time() < t_end:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.connect("/var/run/dpdk/rte/dpdk_telemetry.v2")
+            s.recv(1 << 16)
+            s.send(b"/droce/cm_ids")
+            ids = json.loads(s.recv(1 << 16)).get("/droce/cm_ids") or {}
+            s.close()
+            if any(v.get("state") == "listen" for v in ids.values()):
+                return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def with_dev(cmd, dev):
+    """perftest names its device with -d."""
+    return cmd.replace(" -R ", f" -R -d {dev} ", 1) if " -R " in cmd else cmd
+
+
+def run_tool(ctx, case):
+    """The unmodified tool on droce-run against the same tool in the guest."""
+    tool = case.kind.split(":", 1)[1]
+    srv, cli, want, pat = TOOLS[tool]
+    runner = ctx.runner
+    if case.role == "client":
+        ctx.guest_bg("timeout 100 " + with_dev(srv, "rxe0").format(ip=GUEST_IP))
+        if not guest_listening(ctx):
+            return f"guest {tool} not listening: {ctx.guest_out()[-400:]}"
+        with open(ctx.logf, "a") as f:
+            f.write(f"--- droce: {cli.format(ip=GUEST_IP)}\n")
+        p = subprocess.run(ctx.rig.nsexec(["timeout", "100", runner, "-c", ctx.config] +
+                                          with_dev(cli, "rig0").format(ip=GUEST_IP).split()),
+                           capture_output=True, text=True, timeout=110, cwd=TOP)
+        out = p.stdout + p.stderr
+        ctx.note(out)
+        g_rc, g_out = ctx.guest_wait(30)
+        ctx.note(f"--- guest server (exit {g_rc})\n{g_out}")
+        if p.returncode != 0 or g_rc != 0:
+            return f"droce exit {p.returncode}, guest exit {g_rc}: {interop.tail(out)} | " \
+                   f"{interop.tail(g_out)}"
+    else:
+        f = open(ctx.logf, "a")
+        f.write(f"--- droce: {srv.format(ip=interop.DROCE_IP)}\n")
+        f.flush()
+        d = subprocess.Popen(ctx.rig.nsexec(["timeout", "100", runner, "-c", ctx.config] +
+                                            with_dev(srv, "rig0").format(ip=interop.DROCE_IP)
+                                            .split()),
+                             stdout=f, stderr=subprocess.STDOUT, cwd=TOP)
+        if not droce_listening():
+            d.kill()
+            d.wait()
+            return f"droce {tool} not listening: {interop.tail(droce_out(ctx))}"
+        g = ctx.rig.gx(1, "timeout 100 " + with_dev(cli, "rxe0").format(ip=interop.DROCE_IP),
+                       timeout=105)
+        out = g.stdout + g.stderr
+        rc = wait_proc(d, 30)
+        ctx.note(f"--- guest client (exit {g.returncode})\n{out}")
+        if rc != 0 or g.returncode != 0:
+            return f"droce exit {rc}, guest exit {g.returncode}: " \
+                   f"{interop.tail(droce_out(ctx))} | {interop.tail(out)}"
+    got = len(re.findall(pat, out, re.M))
+    if got < want:
+        return f"the client printed {got} result line(s) /{pat}/, expected {want}"
+    return None
 
 
 def run_rping(ctx, case):
@@ -169,14 +273,14 @@ def run_reject(ctx, case):
 
 def run_guest_killed(ctx, case):
     if case.role == "client":
-        ctx.guest_bg(f"timeout 120 rping -s -a {GUEST_IP} -p {PORT} -S {SIZE}")
+        ctx.guest_bg(f"timeout 120 rping -s -a {GUEST_IP} -p {PORT} -S 64")
         if not guest_listening(ctx):
             return f"rping -s not listening: {ctx.guest_out()[-400:]}"
-        p = ctx.droce(["-c", "-a", GUEST_IP, "-p", str(PORT), "-S", str(SIZE), "-C", "0"], 120)
+        p = ctx.droce(["-c", "-a", GUEST_IP, "-p", str(PORT), "-S", "64", "-C", "0"], 120)
     else:
-        p = ctx.droce(["-s", "-a", interop.DROCE_IP, "-p", str(PORT), "-S", str(SIZE)], 120)
+        p = ctx.droce(["-s", "-a", interop.DROCE_IP, "-p", str(PORT), "-S", "64"], 120)
         time.sleep(1.5)
-        ctx.guest_bg(f"timeout 120 rping -c -a {interop.DROCE_IP} -p {PORT} -S {SIZE} -C 0")
+        ctx.guest_bg(f"timeout 120 rping -c -a {interop.DROCE_IP} -p {PORT} -S 64 -C 0")
     time.sleep(2)
     if p.poll() is not None:
         return f"droce ended before the kill: {interop.tail(droce_out(ctx))}"
@@ -199,15 +303,21 @@ def run_guest_killed(ctx, case):
 
 RUNNERS = {"rping": run_rping, "closed-port": run_closed_port, "reject": run_reject,
            "guest-killed": run_guest_killed}
+for _t in TOOLS:
+    RUNNERS["tool:" + _t] = run_tool
 # MADs a capture must hold (tshark's Info column, "CM: ..."), by case.
 NEED = {"rping": ["ConnectRequest", "ConnectReply", "ReadyToUse", "DisconnectRequest",
                   "DisconnectReply"],
         "closed-port": ["ConnectRequest", "ConnectReject"],
         "reject": ["ConnectRequest", "ConnectReject"],
         "guest-killed": ["ConnectRequest", "ConnectReply", "ReadyToUse", "DisconnectRequest"]}
+RC_MADS = ["ConnectRequest", "ConnectReply", "ReadyToUse"]
+for _t in TOOLS:
+    NEED["tool:" + _t] = ["ServiceIDResReq", "ServiceIDResReqResp"] if _t == "udaddy" else RC_MADS
 
 
 def check_mads(pcap, kind):
+    """The MADs the case implies are in the capture, by tshark's names."""
     rows = interop.tshark_fields(pcap, "udp.dstport == 4791 && infiniband.bth.destqp == 1",
                                  ["_ws.col.Info"])
     info = " ".join(r[0] for r in rows)
@@ -243,14 +353,15 @@ def run_cycle(args, mtu, cases, logdir, tools):
         rig.up()
         for case in cases:
             base = os.path.join(logdir, re.sub(r"[^\w.=-]+", "_", case.name))
-            ctx = Ctx(rig, tools["prog"], config, base + ".log")
+            ctx = Ctx(rig, tools["prog"], config, base + ".log", tools["run"])
             open(ctx.logf, "w").close()
             cap = interop.Capture(rig, base + ".pcap")
             t0 = time.time()
             try:
                 err = RUNNERS[case.kind](ctx, case)
             finally:
-                rig.gx(1, "killall -9 rping 2>/dev/null; true")
+                rig.gx(1, "killall -9 rping ucmatose udaddy ib_write_bw ib_read_bw ib_send_bw "
+                          "ib_send_lat 2>/dev/null; true")
                 dropped = cap.stop()
             if err is None:
                 try:
@@ -292,8 +403,9 @@ def main():
         return 0
     tools = {"prog": os.path.join(args.build, "examples", "cm_pingpong", "cm_pingpong"),
              "dump": os.path.join(args.build, "app", "droce-dump", "droce-dump"),
+             "run": os.path.join(args.build, "app", "droce-run", "droce-run"),
              "icrc": os.path.join(os.path.abspath(args.rig), "icrc_check.py")}
-    for k in ("prog", "dump"):
+    for k in ("prog", "dump", "run"):
         if not os.access(tools[k], os.X_OK):
             interop.log(f"[FAIL] {tools[k]} is not built")
             return 1
