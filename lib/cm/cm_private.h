@@ -98,12 +98,27 @@ struct cm_event {
 };
 TAILQ_HEAD(cm_event_list, cm_event);
 
+/**
+ * An event channel. Its eventfd is efd, written for each event and read by
+ * droce_cm_get_cm_event(); pub.fd, the application's, is a duplicate of it (one open file,
+ * so O_NONBLOCK set on either holds for both). Destroying the channel closes pub.fd, as
+ * librdmacm closes its fd, but the channel lives on in cm.grave (efd open, nothing ever
+ * written): a thread still inside droce_cm_get_cm_event(), or entering it just after, keeps
+ * waiting for an event that never comes, as a thread in read() on a closed ucma fd does,
+ * instead of touching freed memory. A buried channel is freed when CM_GRAVE later channels
+ * have been buried, if no thread is reading it then.
+ */
 struct cm_chan {
 	struct droce_cm_event_channel pub;
 	struct cm_event_list events;
+	int efd;
 	unsigned int n_ids;		/**< ids whose events come here */
+	unsigned int readers;		/**< threads in droce_cm_get_cm_event() on it */
 	bool priv;			/**< a synchronous id's own channel */
+	bool buried;			/**< destroyed by the application */
 };
+
+#define CM_GRAVE 16
 
 /* ---- Ids ---- */
 
@@ -229,6 +244,9 @@ struct cm_global {
 	uint32_t next_slot;
 	uint32_t gen;
 	uint32_t sidr_next;
+	uint64_t rand_state;	/**< cm_random()'s */
+	struct cm_chan *grave[CM_GRAVE];	/**< destroyed channels (struct cm_chan) */
+	unsigned int grave_next;
 };
 
 extern struct cm_global cm;
@@ -243,6 +261,9 @@ uint64_t cm_now_ms(void);
 void cm_wake(void);
 /** 4.096 us * 2^@p t in ms, as Linux's cm_convert_to_ms(): 1 << max(t - 8, 0). */
 unsigned int cm_convert_ms(uint8_t t);
+/** A pseudo-random 32-bit number (PSNs, ports, comm IDs), from the CM's own generator (the
+ *  application's rand() sequence is left alone). Called with cm.lock held. */
+uint32_t cm_random(void);
 /** Linux's cm_ack_timeout(): the QP timeout from a CA ACK delay and a packet life time. */
 uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time);
 /** Arm @p id's timer (@p what) for @p ms from now. */
@@ -280,6 +301,7 @@ void cm_event_forget(struct cm_id *id);
  *  status into an errno as librdmacm does. Called without cm.lock. @return 0, -1 + errno. */
 int cm_sync_wait(struct cm_id *id);
 struct cm_chan *cm_chan_new(bool priv);
+/** Free @p c now (a synchronous id's channel, or one never returned). */
 void cm_chan_free(struct cm_chan *c);
 
 /* id.c (cm.lock held) */

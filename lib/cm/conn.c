@@ -204,11 +204,6 @@ static void established(struct cm_id *id)
 
 /* ---- Connect (active) ---- */
 
-static uint32_t random_psn(void)
-{
-	return (uint32_t)rand() & 0xffffff;
-}
-
 /* Clamp a resources/depth parameter: 0xFF means the device's maximum (librdmacm). */
 static int depth(const struct rdma_conn_param *p, bool initiator, uint8_t dflt, uint8_t *out)
 {
@@ -311,7 +306,6 @@ static int connect_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	id->retry_count = p != NULL ? RTE_MIN(p->retry_count, 7) : 7;
 	id->rnr_retry_count = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
 	id->flow_control = p != NULL ? p->flow_control != 0 : 0;
-	id->rq_psn = random_psn();
 	id->mtu = id->path.mtu;
 	id->remote_id = 0;
 	dest_from_path(id);
@@ -573,7 +567,6 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	id->rnr_retry_count = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
 	id->flow_control = p != NULL ? p->flow_control != 0 : id->flow_control;
 	qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num & 0xffffff;
-	id->rq_psn = random_psn();
 	if (id->pub.qp != NULL) {
 		rc = cm_qp_to(id, IBV_QPS_RTR);
 		if (rc == 0)

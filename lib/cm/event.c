@@ -15,6 +15,7 @@
  * waits until the two are equal, so an event the application holds never outlives its id.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -32,8 +33,11 @@ struct cm_chan *cm_chan_new(bool priv)
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->pub.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	c->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	c->pub.fd = c->efd < 0 ? -1 : fcntl(c->efd, F_DUPFD_CLOEXEC, 0);
 	if (c->pub.fd < 0) {
+		if (c->efd >= 0)
+			close(c->efd);
 		free(c);
 		return NULL;
 	}
@@ -42,7 +46,7 @@ struct cm_chan *cm_chan_new(bool priv)
 	return c;
 }
 
-void cm_chan_free(struct cm_chan *c)
+static void chan_drop_events(struct cm_chan *c)
 {
 	struct cm_event *e;
 
@@ -50,8 +54,31 @@ void cm_chan_free(struct cm_chan *c)
 		TAILQ_REMOVE(&c->events, e, next);
 		free(e);
 	}
-	close(c->pub.fd);
+}
+
+void cm_chan_free(struct cm_chan *c)
+{
+	chan_drop_events(c);
+	if (c->pub.fd >= 0)
+		close(c->pub.fd);
+	close(c->efd);
 	free(c);
+}
+
+/* The application destroyed @p c: its fd goes, the channel stays a while (struct cm_chan). */
+static void chan_bury(struct cm_chan *c)
+{
+	struct cm_chan *old = cm.grave[cm.grave_next];
+
+	chan_drop_events(c);
+	close(c->pub.fd);
+	c->pub.fd = -1;
+	c->buried = true;
+	cm.grave[cm.grave_next] = c;
+	cm.grave_next = (cm.grave_next + 1) % CM_GRAVE;
+	/* A thread still blocked in the oldest keeps it (it will never be woken). */
+	if (old != NULL && old->readers == 0)
+		cm_chan_free(old);
 }
 
 struct droce_cm_event_channel *droce_cm_create_event_channel(void)
@@ -84,7 +111,7 @@ int droce_cm_destroy_event_channel(struct droce_cm_event_channel *channel)
 		errno = EBUSY;
 		return -1;
 	}
-	cm_chan_free(c);
+	chan_bury(c);
 	pthread_mutex_unlock(&cm.lock);
 	return 0;
 }
@@ -123,7 +150,7 @@ struct cm_event *cm_event_queue(struct cm_id *id, enum rdma_cm_event_type type, 
 		e->pub.param.conn.private_data_len = len;
 	}
 	TAILQ_INSERT_TAIL(&owner->chan->events, e, next);
-	if (write(owner->chan->pub.fd, &one, sizeof(one)) != sizeof(one))
+	if (write(owner->chan->efd, &one, sizeof(one)) != sizeof(one))
 		CM_LOG(ERR, "event channel eventfd: %s", strerror(errno));
 	return e;
 }
@@ -147,6 +174,7 @@ int droce_cm_get_cm_event(struct droce_cm_event_channel *channel, struct droce_c
 {
 	struct cm_chan *c;
 	struct cm_event *e;
+	ssize_t n;
 	uint64_t v;
 
 	if (channel == NULL || event == NULL) {
@@ -154,15 +182,24 @@ int droce_cm_get_cm_event(struct droce_cm_event_channel *channel, struct droce_c
 		return -1;
 	}
 	c = container_of_cm(channel, struct cm_chan, pub);
+	pthread_mutex_lock(&cm.lock);
+	c->readers++;
 	for (;;) {
-		if (read(c->pub.fd, &v, sizeof(v)) != sizeof(v))
-			return -1;	/* EAGAIN (non-blocking), EINTR */
+		pthread_mutex_unlock(&cm.lock);
+		n = read(c->efd, &v, sizeof(v));
 		pthread_mutex_lock(&cm.lock);
+		if (n != sizeof(v)) {
+			c->readers--;
+			pthread_mutex_unlock(&cm.lock);
+			return -1;	/* EAGAIN (non-blocking), EINTR */
+		}
 		e = TAILQ_FIRST(&c->events);
 		if (e != NULL)
 			break;
-		pthread_mutex_unlock(&cm.lock);	/* the token of a dropped event */
+		/* The token of a dropped event (or of one queued before the channel was
+		 * destroyed): wait for the next. */
 	}
+	c->readers--;
 	TAILQ_REMOVE(&c->events, e, next);
 	e->id->ev_delivered++;
 	if (e->pub.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->id->pending_reqs > 0)

@@ -175,6 +175,10 @@ struct cm_id *cm_id_new(struct cm_chan *chan, void *context, enum rdma_port_spac
 	id->pub.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
 	id->state = CM_IDLE;
 	id->ib = IB_IDLE;
+	/* The PSN this id's QP receives from, fixed for its life as Linux's rdma_cm does
+	 * (id_priv->seq_num): rdma_init_qp_attr() for RTR gives it before rdma_accept() as
+	 * after, and the REQ or REP carries the same. */
+	id->rq_psn = cm_random() & 0xffffff;
 	pthread_cond_init(&id->cond, NULL);
 	TAILQ_INSERT_TAIL(&cm.ids, id, next);
 	return id;
@@ -369,7 +373,7 @@ int droce_cm_migrate_id(struct droce_cm_id *pub, struct droce_cm_event_channel *
 			continue;
 		TAILQ_REMOVE(&from->events, e, next);
 		TAILQ_INSERT_TAIL(&to->events, e, next);
-		if (write(to->pub.fd, &one, sizeof(one)) != sizeof(one))
+		if (write(to->efd, &one, sizeof(one)) != sizeof(one))
 			CM_LOG(ERR, "event channel eventfd: %s", strerror(errno));
 	}
 	wait_acks(id);	/* the events already returned on the old channel */
@@ -425,7 +429,7 @@ static bool port_taken(const struct cm_id *id, uint16_t port, bool listening)
 static int pick_port(struct cm_id *id, uint16_t *port)
 {
 	unsigned int span = CM_EPHEMERAL_HIGH - CM_EPHEMERAL_LOW + 1, i;
-	unsigned int start = (unsigned int)rand() % span;
+	unsigned int start = cm_random() % span;
 
 	for (i = 0; i < span; i++) {
 		*port = (uint16_t)(CM_EPHEMERAL_LOW + (start + i) % span);

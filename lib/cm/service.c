@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "cm_private.h"
 #include "droce_engine.h"
@@ -47,6 +48,16 @@ uint64_t cm_now_ms(void)
 unsigned int cm_convert_ms(uint8_t t)
 {
 	return 1u << (t > 8 ? RTE_MIN(t, 31) - 8 : 0);
+}
+
+uint32_t cm_random(void)
+{
+	/* splitmix64 */
+	uint64_t z = (cm.rand_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
 uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time)
@@ -278,8 +289,10 @@ static int start_locked(void)
 	if (rc != 0)
 		return rc;
 	TAILQ_INIT(&cm.ids);
-	cm.gen = (uint32_t)rand();
-	cm.sidr_next = (uint32_t)rand();
+	/* Seeded per process: two processes start at different comm IDs, PSNs and ports. */
+	cm.rand_state = rte_get_tsc_cycles() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&cm;
+	cm.gen = cm_random();
+	cm.sidr_next = cm_random();
 	cm.inline_engine = droce_engine_is_inline();
 	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
 	cm.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -311,12 +324,6 @@ int cm_start(void)
 	return rc;
 }
 
-/*
- * At exit: stop the thread, free the ids the application left and the destroyed ones still in
- * timewait, and give the devices back before DPDK goes away. The libibverbs and librdmacm
- * drop-ins' destructors, which release what the application left open, run before this one
- * (they depend on libdroce).
- */
 /* MADs posted and not yet on the wire (a REJ or DREP sent just before exit): let them go,
  * for at most CM_FLUSH_MS. */
 #define CM_FLUSH_MS 200
@@ -348,6 +355,14 @@ static void flush_sends(void)
 	}
 }
 
+/*
+ * At exit: end what the application left under way as if it destroyed its ids (a REJ for a
+ * request it did not answer, a DREQ for a connection: as Linux does when a process exits, so
+ * peers learn at once), let those MADs leave, stop the thread, free every id (destroyed ones
+ * still in timewait too), and give the devices back before DPDK goes away. The libibverbs and
+ * librdmacm drop-ins' destructors, which release what the application left open, run before
+ * this one (they depend on libdroce).
+ */
 static void __attribute__((destructor)) cm_fini(void)
 {
 	struct cm_id *id;
@@ -357,6 +372,8 @@ static void __attribute__((destructor)) cm_fini(void)
 		pthread_mutex_unlock(&cm.lock);
 		return;
 	}
+	TAILQ_FOREACH(id, &cm.ids, next)
+		cm_conn_abandon(id);
 	pthread_mutex_unlock(&cm.lock);
 	flush_sends();
 	pthread_mutex_lock(&cm.lock);

@@ -46,9 +46,17 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return &c->pub;
 }
 
+/* Destroyed channels' wrappers, kept as droce keeps the channels (cm_private.h, struct
+ * cm_chan): a thread entering rdma_get_cm_event() just after another destroyed the channel
+ * (rping's event thread, never joined) reaches droce's channel and waits there. */
+#define RCM_GRAVE 8
+static struct rcm_chan *grave[RCM_GRAVE];
+static unsigned int grave_next;
+static pthread_mutex_t grave_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	struct rcm_chan *c;
+	struct rcm_chan *c, *old;
 
 	if (channel == NULL)
 		return;
@@ -57,7 +65,13 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		RCM_MSG("event channel not destroyed: %s (destroy its ids first)", strerror(errno));
 		return;
 	}
-	free(c);
+	c->pub.fd = -1;
+	pthread_mutex_lock(&grave_lock);
+	old = grave[grave_next];
+	grave[grave_next] = c;
+	grave_next = (grave_next + 1) % RCM_GRAVE;
+	pthread_mutex_unlock(&grave_lock);
+	free(old);
 }
 
 /* ---- Ids ---- */

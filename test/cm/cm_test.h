@@ -23,6 +23,13 @@
 #include "droce_engine.h"
 #include "droce_wire_mad.h"	/* REJ reasons */
 
+/* @p call fails with -1 and errno @p err. */
+#define FAILS(call, err) do { \
+	errno = 0; \
+	CHECK_EQ((call), -1); \
+	CHECK_EQ(errno, (err)); \
+} while (0)
+
 static bool cmt_inline;
 static struct droce_context *cmt_drive_ctx;
 

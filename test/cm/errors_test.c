@@ -16,12 +16,6 @@
  */
 #include "cm_test.h"
 
-#define FAILS(call, err) do { \
-	errno = 0; \
-	CHECK_EQ((call), -1); \
-	CHECK_EQ(errno, (err)); \
-} while (0)
-
 static void bind_errors(struct droce_cm_event_channel *ch)
 {
 	struct sockaddr_in lo = cmt_addr("127.0.0.1", 0), foreign = cmt_addr("192.0.2.7", 0);
