@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""Write a C file that takes the address of every symbol libibverbs.map exports, with only
+"""Write a C file that takes the address of every symbol a version script exports, with only
 rdma-core's declarations in scope (<infiniband/verbs.h>, <infiniband/sa.h> and
-rdma_core_private.h): an export rdma-core does not declare fails to compile.
+rdma_core_private.h, and the HEADERs given: <rdma/rdma_cma.h>... for librdmacm.map): an export
+rdma-core does not declare fails to compile.
 
-usage: map_decls.py libibverbs.map out.c
+usage: map_decls.py MAP out.c [HEADER...]
 """
 import re
 import sys
@@ -26,14 +27,16 @@ def map_symbols(text):
 
 
 def main():
-    src, out = sys.argv[1], sys.argv[2]
+    src, out, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
     with open(src, encoding='utf-8') as f:
         syms = map_symbols(f.read())
     if not syms:
         sys.exit(f'{src}: no global symbol')
-    lines = ['/* Generated from libibverbs.map by lib/compat/map_decls.py. */',
-             '#include "rdma_core_private.h"', '',
-             'const void *const compat_map_declared[] = {']
+    name = re.sub(r'\W', '_', src.rsplit('/', 1)[-1].split('.')[0])
+    lines = [f'/* Generated from {src.rsplit("/", 1)[-1]} by lib/compat/map_decls.py. */',
+             '#include "rdma_core_private.h"']
+    lines += [f'#include <{h}>' for h in headers]
+    lines += ['', f'const void *const {name}_map_declared[] = {{']
     lines += [f'\t(const void *)&{s},' for s in syms]
     lines += ['};', '']
     with open(out, 'w', encoding='utf-8') as f:

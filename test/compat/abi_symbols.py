@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""The drop-in's dynamic symbols against the system's libibverbs.so.1 (rdma-core 44).
+"""A drop-in's dynamic symbols against the system's library: libibverbs.so.1 or, with
+--gaps librdmacm, librdmacm.so.1 (rdma-core 44).
 
 Fails (exit 1) when
 - the sonames differ, or the drop-in defines a version node the system's does not, or with
@@ -15,7 +16,7 @@ Fails (exit 1) when
   documented one the drop-in provides.
 Skips (exit 77) when the system's libibverbs.so.1 is not installed.
 
-usage: abi_symbols.py --readelf READELF --dropin LIB --system LIB --doc doc/compat.md
+usage: abi_symbols.py --readelf READELF --dropin LIB --system LIB --doc doc/compat.md [--gaps NAME]
 """
 import argparse
 import os
@@ -23,8 +24,11 @@ import re
 import subprocess
 import sys
 
-GAPS_BEGIN = '<!-- abi-gaps: begin -->'
-GAPS_END = '<!-- abi-gaps: end -->'
+def gap_markers(name):
+    """The doc's markers around a library's list of gaps: '<!-- abi-gaps: begin -->' (the
+    libibverbs drop-in's), '<!-- abi-gaps NAME: begin -->' for another one."""
+    tag = f' {name}' if name else ''
+    return f'<!-- abi-gaps{tag}: begin -->', f'<!-- abi-gaps{tag}: end -->'
 
 
 def readelf(tool, args, lib):
@@ -72,12 +76,13 @@ def version_nodes(tool, lib):
     return nodes
 
 
-def documented_gaps(doc):
+def documented_gaps(doc, name):
+    begin, end = gap_markers(name)
     with open(doc, encoding='utf-8') as f:
         text = f.read()
-    if GAPS_BEGIN not in text or GAPS_END not in text:
-        sys.exit(f'{doc}: no {GAPS_BEGIN} ... {GAPS_END} section')
-    section = text.split(GAPS_BEGIN, 1)[1].split(GAPS_END, 1)[0]
+    if begin not in text or end not in text:
+        sys.exit(f'{doc}: no {begin} ... {end} section')
+    section = text.split(begin, 1)[1].split(end, 1)[0]
     return set(re.findall(r'`([A-Za-z_]\w*@@?[A-Za-z_][\w.]*)`', section))
 
 
@@ -87,9 +92,10 @@ def main():
     ap.add_argument('--dropin', required=True)
     ap.add_argument('--system', required=True)
     ap.add_argument('--doc', required=True)
+    ap.add_argument('--gaps', default='', help="the doc's list of gaps to use (librdmacm)")
     a = ap.parse_args()
     if not os.path.isabs(a.system) or not os.path.exists(a.system):
-        print(f'no system libibverbs.so.1 ({a.system}): nothing to compare with')
+        print(f'no system library ({a.system}): nothing to compare with')
         return 77
 
     errors = []
@@ -126,7 +132,7 @@ def main():
     print(f'\nthe system\'s symbols the drop-in does not provide ({len(gaps)}):')
     for sym in gaps:
         print(f'  {sym}')
-    documented = documented_gaps(a.doc)
+    documented = documented_gaps(a.doc, a.gaps)
     for sym in gaps:
         if sym not in documented:
             errors.append(f'{sym}: not provided, and not in {a.doc}\'s list of gaps')

@@ -25,6 +25,7 @@ Exit: 0 passed, 1 failed, 77 skipped (no hugepages).
 """
 import argparse
 import configparser
+import json
 import os
 import random
 import re
@@ -309,9 +310,156 @@ def mode_perftest(r, args, tmp):
     return 0
 
 
+# ------------------------------------------------------------------ librdmacm tools
+
+def cm_listening(proc, prefix, timeout=20):
+    """droce's CM in @proc, the process with EAL file prefix @prefix, has a listening id
+    (telemetry /droce/cm_ids): the server is ready for its client, which is started once,
+    never again. False at once when @proc has exited."""
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    t_end = time.time() + timeout
+    while time.time() < t_end and proc.poll() is None:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                s.connect(path)
+                s.recv(1 << 16)
+                s.send(b"/droce/cm_ids")
+                ids = json.loads(s.recv(1 << 16)).get("/droce/cm_ids") or {}
+            if any(v.get("state") == "listen" for v in ids.values()):
+                return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def cm_pair_run(pair, server_cmd, client_cmd, timeout=90, server_wait=30):
+    """A librdmacm tool's server on the vhost-user backend, then, once droce's CM there
+    listens, its client on the frontend; the server gets @server_wait seconds more to end
+    before it is killed. @return ((rc, out), (rc, out))."""
+    if os.path.exists(pair.sock):
+        os.unlink(pair.sock)
+    prefix = f"drocecm{os.getpid()}"
+    ini = pair.ini["server"] + ".cm"
+    with open(pair.ini["server"]) as f, open(ini, "w") as g:
+        g.write(f.read().replace("--in-memory", f"--in-memory --file-prefix {prefix}"))
+    env = dict(os.environ)
+    env.pop("DROCE_CONFIG", None)
+
+    def cmd(role, path, args):
+        return [pair.r.run_sh, "-c", path] + pair.r.pre + [
+            a.replace("@DEV@", pair.dev[role]) for a in args]
+    # The server writes to a file: rping -v prints every ping, more than a pipe holds while
+    # nothing reads it, and a blocked server would stall its client.
+    log1 = open(ini + ".out", "w+")
+
+    def out1():
+        log1.seek(0)
+        text = log1.read()
+        log1.close()
+        return text
+    p1 = subprocess.Popen(cmd("server", ini, server_cmd), stdout=log1,
+                          stderr=subprocess.STDOUT, text=True, env=env)
+    if not cm_listening(p1, prefix) or p1.poll() is not None:
+        p1.kill()
+        p1.wait()
+        return (p1.returncode, out1()), (-1, "the server's CM never listened")
+    try:
+        p2 = subprocess.run(cmd("client", pair.ini["client"], client_cmd), capture_output=True,
+                            text=True, timeout=timeout, env=env)
+        rc2, out2 = p2.returncode, p2.stdout + p2.stderr
+    except subprocess.TimeoutExpired as e:
+        rc2, out2 = -1, f"timeout: {e.stdout}{e.stderr}"
+    try:
+        p1.wait(timeout=server_wait)
+        text1 = out1()
+    except subprocess.TimeoutExpired:
+        p1.kill()
+        p1.wait()
+        text1 = "timeout: " + out1()
+    shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+    if os.path.exists(pair.sock):
+        os.unlink(pair.sock)
+    return (p1.returncode, text1), (rc2, out2)
+
+
+# The tools of rdmacm-utils and perftest's -R: (server args, client args, the client's lines
+# that must appear, how many). SRV is the server's address (config/vhost-server.ini).
+CM_SRV = "10.98.0.1"
+CM_CASES = {
+    "rping": (["rping", "-s", "-v", "-a", CM_SRV, "-C", "200", "-S", "4096"],
+              ["rping", "-c", "-v", "-V", "-a", CM_SRV, "-C", "200", "-S", "4096"],
+              r"^ping data: rdma-ping-\d+: ", 200),
+    "rping -q": (["rping", "-s", "-q", "-v", "-a", CM_SRV, "-C", "20"],
+                 ["rping", "-c", "-q", "-v", "-V", "-a", CM_SRV, "-C", "20"],
+                 r"^ping data: rdma-ping-\d+: ", 20),
+    "ucmatose": (["ucmatose", "-c", "4"], ["ucmatose", "-s", CM_SRV, "-c", "4"],
+                 r"^return status 0$", 1),
+    "udaddy": (["udaddy"], ["udaddy", "-s", CM_SRV], r"^return status 0$", 1),
+    "rdma_server": (["rdma_server", "-s", CM_SRV], ["rdma_client", "-s", CM_SRV],
+                    r"^rdma_client: end 0$", 1),
+    "rdma_xserver": (["rdma_xserver"], ["rdma_xclient", "-s", CM_SRV],
+                     r"^rdma_xclient: end 0$", 1),
+}
+for _t in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_send_lat"):
+    CM_CASES[_t + " -R"] = ([_t, "-R", "-d", "@DEV@", "-x", "1", "-n", "100", "-F"],
+                           [_t, "-R", "-d", "@DEV@", "-x", "1", "-n", "100", "-F", CM_SRV],
+                           r"^\s*\d+\s+100\s+[\d.]+\s+[\d.]+", 1)
+
+
+def mode_rdmacm(r, args, tmp):
+    """Each tool between the two processes through droce's librdmacm.so.1: both exit 0 and
+    the client prints its result; rdma_xserver/rdma_xclient in XRC mode (-c x) are refused
+    cleanly, at once (droce's verbs have no XRC)."""
+    if r.pre:
+        # The Debian tools do not free all they allocate (perftest's parameters, rping's and
+        # ucmatose's buffers on their error paths): LeakSanitizer would report them, not
+        # droce; ASan and UBSan still check every run (as mode_perftest).
+        r.pre.append("ASAN_OPTIONS=" + os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    pair = Pair(r, tmp)
+    names = list(CM_CASES) if args.tool == "all" else args.tool.split(",")
+    for name in names:
+        srv, cli, pat, want = CM_CASES[name]
+        t0 = time.time()
+        (rc1, o1), (rc2, o2) = cm_pair_run(pair, srv, cli)
+        if rc1 != 0 or rc2 != 0:
+            fail(f"{name}: server exit {rc1}, client exit {rc2}\n--- server\n{o1[-6000:]}"
+                 f"\n--- client\n{o2[-6000:]}")
+        got = len(re.findall(pat, o2, re.M))
+        if got < want:
+            fail(f"{name}: the client printed {got} of {want} /{pat}/:\n{o2}")
+        print(f"{name}: both exit 0, {got} result line(s) ({time.time() - t0:.1f} s)", flush=True)
+    if args.tool == "all":
+        # XRC: the client's rdma_create_ep() of an XRC QP fails at once (droce's verbs have
+        # no XRC) and rdma_xclient says so; the server, listening for a request that never
+        # comes, is then stopped.
+        t0 = time.time()
+        (rc1, o1), (rc2, o2) = cm_pair_run(pair, ["rdma_xserver", "-c", "x"],
+                                           ["rdma_xclient", "-c", "x", "-s", CM_SRV],
+                                           timeout=30, server_wait=0)
+        took = time.time() - t0
+        if rc2 <= 0 or "rdma_create_ep: Operation not supported" not in o2 or took > 30:
+            fail(f"rdma_xclient -c x (XRC): client exit {rc2}, {took:.1f} s\n--- server\n{o1}"
+                 f"\n--- client\n{o2}")
+        print(f"rdma_xclient -c x: XRC refused (EOPNOTSUPP, client exit {rc2}, {took:.1f} s)",
+              flush=True)
+        # An address no droce device has: rdma_bind_addr() fails (ENODEV) and rping says so
+        # and exits with its error status, no signal.
+        env = dict(os.environ)
+        env.pop("DROCE_CONFIG", None)
+        p = subprocess.run([r.run_sh, "-c", pair.ini["client"]] + r.pre +
+                           ["rping", "-s", "-v", "-a", "127.0.0.1"], capture_output=True,
+                           text=True, timeout=60, env=env)
+        out = p.stdout + p.stderr
+        if p.returncode <= 0 or "No such device" not in out:
+            fail(f"rping -s -a 127.0.0.1: exit {p.returncode}, want ENODEV's message:\n{out}")
+        print(f"rping -s -a 127.0.0.1: refused (exit {p.returncode}, ENODEV)", flush=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest"])
+    ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest", "rdmacm"])
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--tool", default="rc")
@@ -322,7 +470,9 @@ def main():
     r = Runner(args)
     need = {"devices": ["ibv_devices", "ibv_devinfo"], "bad-config": ["ibv_devices"],
             "pingpong": [f"ibv_{t}_pingpong" for t in args.tool.split(",")],
-            "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(",")}
+            "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(","),
+            "rdmacm": ["rping", "ucmatose", "udaddy", "rdma_server", "rdma_client",
+                       "rdma_xserver", "rdma_xclient", "ib_write_bw"]}
     missing = [t for t in need[args.mode] if shutil.which(t) is None]
     if missing:
         fail(f"{', '.join(missing)} not installed (test/deps.sh installs ibverbs-utils, perftest)")
@@ -336,6 +486,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="droce-compat-") as tmp:
         if args.mode == "pingpong":
             return mode_pingpong(r, args, tmp)
+        if args.mode == "rdmacm":
+            return mode_rdmacm(r, args, tmp)
         return mode_perftest(r, args, tmp)
 
 
