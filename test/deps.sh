@@ -6,9 +6,9 @@
 # Usage: test/deps.sh [extra-package ...]     (root, or sudo available)
 set -euo pipefail
 
-pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk-dev libibverbs-dev libisal-dev libpcap-dev
-      zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev
-      ibverbs-utils perftest "$@")   # ibverbs-utils, perftest: test/compat (unmodified tools)
+pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk-dev libibverbs-dev librdmacm-dev libisal-dev
+      libpcap-dev zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev
+      ibverbs-utils perftest rdmacm-utils "$@")   # the last three: test/compat (unmodified tools)
 
 missing=()
 for p in "${pkgs[@]}"; do
