@@ -42,6 +42,7 @@ import interop  # noqa: E402  (the rig: preflight, Rig, Capture, checks, log, St
 
 TOP = interop.TOP
 PORT = 7174
+PREFIX = f"drocecm{os.getpid()}"    # the droce processes' EAL file prefix (one at a time)
 GUEST_IP = "10.47.0.1"
 PINGS, SIZE = 200, 4096
 GLOG = "/tmp/cm-g1.log"
@@ -120,10 +121,14 @@ class Ctx:
             f.write(text + "\n")
 
 
-def wait_proc(p, timeout):
+def wait_proc(p, timeout, ctx=None):
+    """@p's exit status, or None when it has not ended within @timeout seconds: it is then
+    killed, after what its processes were doing is written to @ctx's log."""
     try:
         return p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        if ctx is not None:
+            ctx.note(interop.describe_stuck(p.pid))
         p.kill()
         p.wait()
         return None
@@ -133,7 +138,7 @@ def droce_out(ctx):
     return open(ctx.logf).read()
 
 
-def guest_listening(ctx, timeout=20):
+def guest_listening(ctx, timeout=60):
     t_end = time.time() + timeout
     while time.time() < t_end:
         if ctx.rig.gx(1, "rdma res show cm_id 2>/dev/null | grep -q LISTEN").returncode == 0:
@@ -142,14 +147,15 @@ def guest_listening(ctx, timeout=20):
     return False
 
 
-def droce_listening(timeout=20):
-    """droce's CM has a listening id (telemetry /droce/cm_ids: the droce process is the only
-    DPDK process of the rig's namespace, runtime directory /var/run/dpdk/rte)."""
+def droce_listening(proc, timeout=60):
+    """droce's CM in @proc has a listening id (telemetry /droce/cm_ids, read from the socket of
+    the EAL file prefix the case's configuration gives, so that no other DPDK process on the
+    machine answers instead). False at once when @proc has ended."""
     t_end = time.time() + timeout
-    while time.time() < t_end:
+    while time.time() < t_end and proc.poll() is None:
         try:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.connect("/var/run/dpdk/rte/dpdk_telemetry.v2")
+            s.connect(f"/var/run/dpdk/{PREFIX}/dpdk_telemetry.v2")
             s.recv(1 << 16)
             s.send(b"/droce/cm_ids")
             ids = json.loads(s.recv(1 << 16)).get("/droce/cm_ids") or {}
@@ -167,9 +173,71 @@ def with_dev(cmd, dev):
     return cmd.replace(" -R ", f" -R -d {dev} ", 1) if " -R " in cmd else cmd
 
 
+# perftest 4.5 with -R: after its handshake the client connects the test QP at once, while the
+# server only then creates its listener. A REQ that arrives first is refused with REJ 8 (no
+# listener: what Linux and droce both answer), and perftest's retry after a refused connection
+# reuses the ids it has just destroyed and crashes (perftest_communication.c,
+# rdma_cm_client_connection()). Whichever side is faster (droce, or the TCG guest when the
+# machine is loaded) can meet it. So in the perftest cases the bridge drops REJs with reason
+# 8, both ways (HTB with a drop class: a pfifo of limit 0; u32 on UDP 4791, BTH destination
+# QP 1, CM class 7, attribute 0x0012, reason 8): the client's CM then sends its REQ again after
+# its timeout, as the protocol does for a lost answer, and the listener is there by then. The
+# CMs' REQ retransmission is exercised whenever it happens (counted in the case's log).
+REJ_PORTS = ("rxetap1", "rxehost0-br")    # towards guest 1, towards droce
+
+
+def drop_unserved_rejs(rig, on):
+    """Drop (@on) REJ 8 MADs on REJ_PORTS, or stop dropping; StepFailed if tc refuses."""
+    for dev in REJ_PORTS:
+        if not on:
+            interop.run(rig.nsexec(["tc", "qdisc", "del", "dev", dev, "root"]))
+            continue
+        for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                     "r2q", "100000"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+                     "rate", "100gbit"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:2", "htb",
+                     "rate", "100gbit"],
+                    ["qdisc", "add", "dev", dev, "parent", "1:2", "handle", "2:", "pfifo",
+                     "limit", "0"],
+                    ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                     "u32", "match", "ip", "protocol", "17", "0xff",
+                     "match", "ip", "dport", "4791", "0xffff",
+                     "match", "u32", "0x00000001", "0x00ffffff", "at", "32",
+                     "match", "u8", "0x07", "0xff", "at", "49",
+                     "match", "u16", "0x0012", "0xffff", "at", "64",
+                     "match", "u16", "0x0008", "0xffff", "at", "82", "flowid", "1:2"]):
+            p = interop.run(rig.nsexec(["tc"] + cmd))
+            if p.returncode != 0:
+                raise interop.StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
+
+
+def dropped_rejs(rig):
+    """How many REJ 8 MADs the bridge dropped (the drop class's qdisc 2:, both ports)."""
+    n = 0
+    for dev in REJ_PORTS:
+        out = interop.run(rig.nsexec(["tc", "-s", "qdisc", "show", "dev", dev])).stdout
+        m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
+        n += int(m.group(1)) if m else 0
+    return n
+
+
 def run_tool(ctx, case):
     """The unmodified tool on droce-run against the same tool in the guest."""
     tool = case.kind.split(":", 1)[1]
+    if not tool.startswith("ib_"):
+        return run_tool_held(ctx, case, tool)
+    drop_unserved_rejs(ctx.rig, True)
+    try:
+        err = run_tool_held(ctx, case, tool)
+        ctx.note(f"--- REJ 8 dropped on the bridge (the REQ then sent again): "
+                 f"{dropped_rejs(ctx.rig)}")
+    finally:
+        drop_unserved_rejs(ctx.rig, False)
+    return err
+
+
+def run_tool_held(ctx, case, tool):
     srv, cli, want, pat = TOOLS[tool]
     runner = ctx.runner
     if case.role == "client":
@@ -178,15 +246,17 @@ def run_tool(ctx, case):
             return f"guest {tool} not listening: {ctx.guest_out()[-400:]}"
         with open(ctx.logf, "a") as f:
             f.write(f"--- droce: {cli.format(ip=GUEST_IP)}\n")
-        p = subprocess.run(ctx.rig.nsexec(["timeout", "100", runner, "-c", ctx.config] +
-                                          with_dev(cli, "rig0").format(ip=GUEST_IP).split()),
-                           capture_output=True, text=True, timeout=110, cwd=TOP)
-        out = p.stdout + p.stderr
-        ctx.note(out)
+        with open(ctx.logf, "a") as f:
+            p = subprocess.Popen(ctx.rig.nsexec(["timeout", "100", runner, "-c", ctx.config] +
+                                                with_dev(cli, "rig0").format(ip=GUEST_IP)
+                                                .split()),
+                                 stdout=f, stderr=subprocess.STDOUT, cwd=TOP)
+        rc = wait_proc(p, 110, ctx)
+        out = droce_out(ctx)
         g_rc, g_out = ctx.guest_wait(30)
         ctx.note(f"--- guest server (exit {g_rc})\n{g_out}")
-        if p.returncode != 0 or g_rc != 0:
-            return f"droce exit {p.returncode}, guest exit {g_rc}: {interop.tail(out)} | " \
+        if rc != 0 or g_rc != 0:
+            return f"droce exit {rc}, guest exit {g_rc}: {interop.tail(out)} | " \
                    f"{interop.tail(g_out)}"
     else:
         f = open(ctx.logf, "a")
@@ -196,14 +266,14 @@ def run_tool(ctx, case):
                                             with_dev(srv, "rig0").format(ip=interop.DROCE_IP)
                                             .split()),
                              stdout=f, stderr=subprocess.STDOUT, cwd=TOP)
-        if not droce_listening():
+        if not droce_listening(d):
             d.kill()
             d.wait()
             return f"droce {tool} not listening: {interop.tail(droce_out(ctx))}"
         g = ctx.rig.gx(1, "timeout 100 " + with_dev(cli, "rxe0").format(ip=interop.DROCE_IP),
                        timeout=105)
         out = g.stdout + g.stderr
-        rc = wait_proc(d, 30)
+        rc = wait_proc(d, 30, ctx)
         ctx.note(f"--- guest client (exit {g.returncode})\n{out}")
         if rc != 0 or g.returncode != 0:
             return f"droce exit {rc}, guest exit {g.returncode}: " \
@@ -222,7 +292,7 @@ def run_rping(ctx, case):
         if not guest_listening(ctx):
             return f"rping -s not listening: {ctx.guest_out()[-400:]}"
         p = ctx.droce(["-c", "-a", GUEST_IP, "-p", str(PORT), "-V"] + n, 120)
-        rc = wait_proc(p, 130)
+        rc = wait_proc(p, 130, ctx)
         g_rc, g_out = ctx.guest_wait(20)
         ctx.note(f"--- guest rping -s (exit {g_rc})\n{g_out}")
         if rc != 0 or g_rc != 0:
@@ -233,7 +303,7 @@ def run_rping(ctx, case):
     time.sleep(1.5)     # the listener is up well before rping's REQ retries run out
     g = ctx.rig.gx(1, f"timeout 120 rping -c -V -a {interop.DROCE_IP} -p {PORT} " + " ".join(n),
                    timeout=125)
-    rc = wait_proc(p, 20)
+    rc = wait_proc(p, 20, ctx)
     ctx.note(f"--- guest rping -c (exit {g.returncode})\n{g.stdout}{g.stderr}")
     if rc != 0 or g.returncode != 0:
         return f"droce exit {rc}, rping exit {g.returncode}: {interop.tail(droce_out(ctx))} | " \
@@ -261,7 +331,7 @@ def run_reject(ctx, case):
     p = ctx.droce(["-s", "-a", interop.DROCE_IP, "-p", str(PORT), "-r"], 60)
     time.sleep(1.5)
     g = ctx.rig.gx(1, f"timeout 60 rping -c -v -C 1 -a {interop.DROCE_IP} -p {PORT}", timeout=65)
-    rc = wait_proc(p, 20)
+    rc = wait_proc(p, 20, ctx)
     g_out = g.stdout + g.stderr
     ctx.note(f"--- guest rping -c (exit {g.returncode})\n{g_out}")
     if rc != 0 or "rejected" not in droce_out(ctx):
@@ -286,7 +356,7 @@ def run_guest_killed(ctx, case):
         return f"droce ended before the kill: {interop.tail(droce_out(ctx))}"
     ctx.rig.gx(1, "killall -9 rping; true")
     t0 = time.time()
-    rc = wait_proc(p, 10)
+    rc = wait_proc(p, 10, ctx)
     dt = time.time() - t0
     out = droce_out(ctx)
     if rc is None:
@@ -345,9 +415,22 @@ def check_pcap(pcap, tools, kind):
     return f"{m.group(1)} RoCE frames ICRC ok, {check_mads(pcap, kind)} MADs"
 
 
+def case_config(mtu, logdir):
+    """The rig's configuration for @mtu with this run's own EAL file prefix (its telemetry
+    socket is then /var/run/dpdk/PREFIX/, read by droce_listening())."""
+    src = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+    dst = os.path.join(logdir, os.path.basename(src))
+    with open(src) as f, open(dst, "w") as g:
+        text = f.read()
+        if "--no-shconf" not in text:
+            raise interop.StepFailed("config", f"{src}: no --no-shconf to add a prefix to")
+        g.write(text.replace("--no-shconf", f"--no-shconf --file-prefix {PREFIX}", 1))
+    return dst
+
+
 def run_cycle(args, mtu, cases, logdir, tools):
     rig = interop.Rig(os.path.abspath(args.rig), 1, mtu)
-    config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+    config = case_config(mtu, logdir)
     passed = failed = 0
     try:
         rig.up()

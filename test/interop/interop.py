@@ -428,6 +428,58 @@ def check_exchange(droce, d_out, peer, p_out, need_peer=True):
     return d_loc, d_rem
 
 
+def _descendants(pid):
+    """@pid and every process below it (from /proc's parent links)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += kids.get(p, [])
+    return out
+
+
+def describe_stuck(pid):
+    """What a process that has not ended, and its children, are doing: each one's command
+    line and state, each thread's kernel wait channel and stack, and gdb's backtrace of every
+    thread (when gdb is installed). For the log of a case whose process must be killed."""
+    lines = [f"--- process {pid} did not end; what it and its children were doing:"]
+    for p in _descendants(pid):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open(f"/proc/{p}/status") as f:
+                state = next((l.split(":", 1)[1].strip() for l in f if l.startswith("State")), "?")
+        except OSError:
+            continue
+        lines.append(f"pid {p} [{state}] {cmd}")
+        for t in sorted(os.listdir(f"/proc/{p}/task"), key=int):
+            def rd(name):
+                try:
+                    with open(f"/proc/{p}/task/{t}/{name}") as f:
+                        return f.read().strip()
+                except OSError:
+                    return "?"
+            lines.append(f"  thread {t} {rd('comm')}: wchan {rd('wchan')}")
+            lines += ["    " + l for l in rd("stack").splitlines()[:12]]
+        with open(f"/proc/{p}/comm") as f:
+            comm = f.read().strip()
+        if shutil.which("gdb") and comm not in ("timeout", "ip", "env", "sh", "bash", "droce-run"):
+            g = subprocess.run(["gdb", "-p", str(p), "-batch", "-ex", "thread apply all bt 20"],
+                               capture_output=True, text=True, timeout=60)
+            lines += ["    " + l for l in g.stdout.splitlines()
+                      if l.startswith(("#", "Thread"))][:150]
+    return "\n".join(lines)
+
+
 def tail(text, n=6):
     lines = [l for l in text.strip().splitlines() if l.strip()]
     return " | ".join(lines[-n:]) if lines else "(no output)"
