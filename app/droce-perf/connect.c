@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_common.h>
+
 #include "perf.h"
 
 #define PERF_QKEY 0x11111111u	/* perftest's DEF_QKEY */

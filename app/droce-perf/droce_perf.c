@@ -25,6 +25,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_log.h>
 
 #include "perf.h"
 

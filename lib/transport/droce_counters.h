@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "droce_wire.h"
+#include "droce_wire_err.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -180,7 +180,7 @@ int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
 	if (payload_len != 0)
 		memcpy(d + hlen, payload, payload_len);
 	memset(d + hlen + payload_len, 0, pad);
-	droce_put_le32(d + total - DROCE_ICRC_LEN, droce_icrc_contig(d + l3, total - l3 - DROCE_ICRC_LEN));
+	droce_put_le32(d + total - DROCE_ICRC_LEN, wire_icrc_contig(d + l3, total - l3 - DROCE_ICRC_LEN));
 	return total;
 }
 
@@ -208,7 +208,7 @@ int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
 	for (uint32_t i = 0; i < pad; i++)
 		tail[i] = 0;
 	droce_put_le32(tail + pad, m->nb_segs == 1 ?
-		       droce_icrc_contig(rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN),
+		       wire_icrc_contig(rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN),
 					 m->data_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN) :
 		       droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN,
 				       m->pkt_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN));

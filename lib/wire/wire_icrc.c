@@ -145,13 +145,13 @@ RTE_INIT(icrc_clmul_detect)
 			 rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
 }
 
-void droce_icrc_clmul_set(bool on)
+void wire_icrc_clmul_set(bool on)
 {
 	icrc_use_clmul = on && rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
 			 rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
 }
 
-bool droce_icrc_clmul_get(void)
+bool wire_icrc_clmul_get(void)
 {
 	return icrc_use_clmul;
 }
@@ -256,12 +256,12 @@ static inline uint32_t icrc_v4_small(const uint8_t *l3, uint32_t len)
 
 static const bool icrc_use_clmul;
 
-void droce_icrc_clmul_set(bool on)
+void wire_icrc_clmul_set(bool on)
 {
 	(void)on;
 }
 
-bool droce_icrc_clmul_get(void)
+bool wire_icrc_clmul_get(void)
 {
 	return false;
 }
@@ -302,7 +302,7 @@ static uint32_t icrc_small(const uint8_t *l3, uint32_t len)
 	return crc32_gzip_refl(DROCE_ICRC_LRH_STATE, buf, len);
 }
 
-uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len)
+uint32_t wire_icrc_contig(const uint8_t *l3, uint32_t len)
 {
 	uint8_t masked[MASKED_MAX];
 	uint32_t n;
@@ -317,7 +317,7 @@ uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len)
 
 uint32_t droce_icrc(const void *l3, uint32_t len)
 {
-	return droce_icrc_contig(l3, len);
+	return wire_icrc_contig(l3, len);
 }
 
 /* Continue @p crc over @p left bytes of the chain @p m from frame offset @p off; 0 when the
@@ -348,7 +348,7 @@ uint32_t droce_icrc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len
 	if (m == NULL || len == 0 || (uint64_t)l3_off + len > rte_pktmbuf_pkt_len(m))
 		return 0;
 	if (l3_off + len <= rte_pktmbuf_data_len(m))
-		return droce_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
+		return wire_icrc_contig(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), len);
 	/* The headers are usually in the first segment (a zero-copy frame's payload follows in
 	 * other segments); when a chain splits them, gather a copy. */
 	n = 0;

@@ -297,7 +297,7 @@ enum droce_parse_err droce_parse(const void *frame, uint32_t len, uint32_t flags
 	CHECK(parse_headers(d, len, len, pkt));
 	l3_len = pkt->frame_len - pkt->l3_off - DROCE_ICRC_LEN;
 	pkt->icrc = droce_get_le32(d + pkt->frame_len - DROCE_ICRC_LEN);
-	if (!(flags & DROCE_PARSE_NO_ICRC) && droce_icrc_contig(d + pkt->l3_off, l3_len) != pkt->icrc)
+	if (!(flags & DROCE_PARSE_NO_ICRC) && wire_icrc_contig(d + pkt->l3_off, l3_len) != pkt->icrc)
 		return DROCE_PARSE_BAD_ICRC;
 	return DROCE_PARSE_OK;
 }
@@ -313,7 +313,7 @@ enum droce_parse_err droce_parse_mbuf(const struct rte_mbuf *m, uint32_t flags,
 	l3_len = pkt->frame_len - pkt->l3_off - DROCE_ICRC_LEN;
 	if (likely(pkt->frame_len <= rte_pktmbuf_data_len(m))) {       /* all in one segment */
 		pkt->icrc = droce_get_le32(d + pkt->frame_len - DROCE_ICRC_LEN);
-		crc = flags & DROCE_PARSE_NO_ICRC ? 0 : droce_icrc_contig(d + pkt->l3_off, l3_len);
+		crc = flags & DROCE_PARSE_NO_ICRC ? 0 : wire_icrc_contig(d + pkt->l3_off, l3_len);
 	} else {
 		const struct rte_mbuf *last = m;
 

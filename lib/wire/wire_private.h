@@ -42,10 +42,10 @@ static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
 
 /** For tests: hash small IPv4 frames with PCLMULQDQ (the default where the CPU has it) or
  *  with ISA-L; and which is in use. */
-void droce_icrc_clmul_set(bool on);
-bool droce_icrc_clmul_get(void);
+void wire_icrc_clmul_set(bool on);
+bool wire_icrc_clmul_get(void);
 
 /** droce_icrc() over a contiguous buffer from a caller that knows the bytes exist. */
-uint32_t droce_icrc_contig(const uint8_t *l3, uint32_t len);
+uint32_t wire_icrc_contig(const uint8_t *l3, uint32_t len);
 
 #endif /* DROCE_WIRE_PRIVATE_H */

@@ -33,6 +33,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "droce_wire.h"
 #include "fn.h"
 
 #define OBS_QPS 3

@@ -423,14 +423,14 @@ int main(int argc, char **argv)
 	if (mp != NULL && jumbo != NULL) {
 		/* Small IPv4 frames: PCLMULQDQ where the CPU has it (the default), and ISA-L. */
 		printf("icrc: carry-less multiply %s\n",
-		       droce_icrc_clmul_get() ? "in use" : "not available on this CPU");
+		       wire_icrc_clmul_get() ? "in use" : "not available on this CPU");
 		test_icrc(mp);
 		test_icrc_mtu_chains(jumbo);
-		droce_icrc_clmul_set(false);
-		CHECK(!droce_icrc_clmul_get(), "ISA-L path chosen");
+		wire_icrc_clmul_set(false);
+		CHECK(!wire_icrc_clmul_get(), "ISA-L path chosen");
 		test_icrc(mp);
 		test_icrc_mtu_chains(jumbo);
-		droce_icrc_clmul_set(true);
+		wire_icrc_clmul_set(true);
 		test_parse(mp);
 		test_build(mp);
 	}
