@@ -40,6 +40,19 @@ static inline uint16_t droce_ipv4_hdr_sum(const void *ip)
 	return droce_ipv4_words_sum(w[0], w[1], w[2], w[3], w[4]);
 }
 
+/* The ICRC of small frames (wire_icrc.c, wire_icrc_x86.c). */
+#define WIRE_ICRC_SMALL_MAX 256		/**< frames up to this long take one CRC call */
+#define WIRE_ICRC_V4_HDRS (20 + 8 + DROCE_BTH_LEN)	/**< IPv4 + UDP + BTH: masked bytes */
+#define WIRE_ICRC_V4_ALIGNED_MAX 240	/**< ISA-L reads 16 bytes a step below 256 */
+/** 0xff at the masked bytes of an IPv4 frame without options, by offset. */
+extern const uint8_t wire_icrc_v4_mask[WIRE_ICRC_SMALL_MAX];
+/** x86: the CPU has PCLMULQDQ and SSE4.1. */
+bool wire_icrc_x86_clmul_usable(void);
+/** x86: the ICRC of an IPv4 frame without options of WIRE_ICRC_V4_HDRS bytes or more, padded
+ *  to 16 at most WIRE_ICRC_V4_ALIGNED_MAX: in registers (clmul), or through ISA-L (isal). */
+uint32_t wire_icrc_x86_v4_clmul(const uint8_t *l3, uint32_t len);
+uint32_t wire_icrc_x86_v4_isal(const uint8_t *l3, uint32_t len);
+
 /** For tests: hash small IPv4 frames with PCLMULQDQ (the default where the CPU has it) or
  *  with ISA-L; and which is in use. */
 void wire_icrc_clmul_set(bool on);
