@@ -399,7 +399,4 @@ struct engine_qp *engine_timers_expired(const struct engine_timers *t, uint64_t 
 /** Parse the [engine] section (verbs_engine_config()) into @p c. @return 0, -EINVAL. */
 int engine_config_load(struct engine_config *c);
 
-/* transport_weak.h: see there. */
-#include "transport.h"
-
 #endif /* ENGINE_PRIVATE_H */

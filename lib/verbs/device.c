@@ -380,7 +380,7 @@ unsigned int verbs_device_index(const struct droce_device *dev)
 }
 
 /* The first open starts the device in the engine, the last close stops it. */
-static int engine_open(struct droce_device *dev)
+static int device_engine_start(struct droce_device *dev)
 {
 	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
 	int rc = 0;
@@ -394,7 +394,7 @@ static int engine_open(struct droce_device *dev)
 	return rc;
 }
 
-static void engine_close(struct droce_device *dev)
+static void device_engine_stop(struct droce_device *dev)
 {
 	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
 
@@ -468,7 +468,7 @@ struct droce_context *droce_open_device(struct droce_device *device)
 		errno = rc;
 		return NULL;
 	}
-	rc = engine_open(device);
+	rc = device_engine_start(device);
 	if (rc != 0) {
 		verbs_async_fini(ctx);
 		free(ctx);
@@ -499,7 +499,7 @@ int droce_close_device(struct droce_context *context)
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_REMOVE(&dev->contexts, ctx, next);
 	pthread_mutex_unlock(&dev->lock);
-	engine_close(dev);
+	device_engine_stop(dev);
 	verbs_async_fini(ctx);
 	free(ctx);
 	return 0;

@@ -49,7 +49,7 @@ static int find_member(const struct verbs_mcg *g, const struct droce_qp *qp)
 }
 
 /* The engine's copy (no engine: the verbs tests, nothing to do). Returns an errno value. */
-static int engine_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach)
+static int mcast_engine_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach)
 {
 	const struct verbs_engine_ops *ops = verbs_engine_ops_get();
 
@@ -79,7 +79,7 @@ static int attach_locked(struct droce_device *dev, struct droce_qp *qp,
 		return 0;	/* already a member: uverbs answers 0 */
 	rc = check_limits(dev, g);
 	if (rc == 0)
-		rc = engine_update(qp, gid, true);
+		rc = mcast_engine_update(qp, gid, true);
 	if (rc != 0)
 		return rc;
 	if (g == NULL) {
@@ -103,7 +103,7 @@ static int detach_locked(struct droce_device *dev, struct droce_qp *qp,
 
 	if (i < 0)
 		return EINVAL;	/* not attached (uverbs) */
-	rc = engine_update(qp, gid, false);
+	rc = mcast_engine_update(qp, gid, false);
 	if (rc != 0)
 		return rc;
 	g->qp[i] = g->qp[--g->n_qp];

@@ -75,8 +75,8 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
 	}
 	return ev;
 }
-#define EXPECT(ch, type) expect(ch, type, __LINE__)
-#define GOT(ch, type) CHECK_EQ(rdma_ack_cm_event(EXPECT(ch, type)), 0)
+#define EXPECT_EVENT(ch, type) expect(ch, type, __LINE__)
+#define GOT(ch, type) CHECK_EQ(rdma_ack_cm_event(EXPECT_EVENT(ch, type)), 0)
 
 static void misuse(void)
 {
@@ -157,7 +157,7 @@ static void rc_connection(void)
 	CHECK_EQ(rdma_resolve_addr(cli, NULL, (struct sockaddr *)&dst, 2000), 0);
 	CHECK_EQ(rdma_resolve_addr(cli2, NULL, (struct sockaddr *)&dst, 2000), 0);
 	for (i = 0; i < 2; i++) {
-		ev = EXPECT(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+		ev = EXPECT_EVENT(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 		CHECK(ev->id == cli || ev->id == cli2);
 		CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	}
@@ -188,7 +188,7 @@ static void rc_connection(void)
 	cp.rnr_retry_count = 7;
 	CHECK_EQ(rdma_connect(cli, &cp), 0);
 
-	ev = EXPECT(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ev = EXPECT_EVENT(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(ev->listen_id == lis);
 	srv = ev->id;
 	CHECK(srv != lis && srv->context == (void *)0x77);
@@ -206,7 +206,7 @@ static void rc_connection(void)
 	CHECK_EQ(rdma_post_recv(srv, (void *)1, sbuf, MSG, smr), 0);
 	CHECK_EQ(rdma_accept(srv, &cp), 0);
 	for (i = 0; i < 2; i++) {
-		ev = EXPECT(ch, RDMA_CM_EVENT_ESTABLISHED);
+		ev = EXPECT_EVENT(ch, RDMA_CM_EVENT_ESTABLISHED);
 		CHECK(ev->id == cli || ev->id == srv);
 		CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	}
@@ -226,11 +226,11 @@ static void rc_connection(void)
 	CHECK_EQ(wc.wr_id, 2);
 
 	CHECK_EQ(rdma_disconnect(cli), 0);
-	ev = EXPECT(ch, RDMA_CM_EVENT_DISCONNECTED);
+	ev = EXPECT_EVENT(ch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(ev->id == srv);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	CHECK_EQ(rdma_disconnect(srv), 0);
-	ev = EXPECT(ch, RDMA_CM_EVENT_DISCONNECTED);
+	ev = EXPECT_EVENT(ch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(ev->id == cli);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 

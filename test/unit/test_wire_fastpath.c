@@ -26,7 +26,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "droce_test.h"
+#include "check.h"
 #include "wire_private.h"
 #include "wire_ref.h"
 #include "wire_test_frames.h"
@@ -47,7 +47,7 @@ static void test_lrh_state(void)
 {
 	static const uint8_t ff[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-	CHECK_EQ(crc32_gzip_refl(0, ff, 8), DROCE_ICRC_LRH_STATE, "CRC state after 8 x 0xFF");
+	EXPECT_EQ(crc32_gzip_refl(0, ff, 8), DROCE_ICRC_LRH_STATE, "CRC state after 8 x 0xFF");
 }
 
 static void random_flow(struct droce_flow *f, int v6)
@@ -175,26 +175,26 @@ static void test_icrc(struct rte_mempool *mp)
 				n = add_ip_options(frame, n, 1 + len % 10);
 			/* Every prefix of the frame (short ones give 0 in both). */
 			for (uint32_t k = 0; k <= (uint32_t)n - l3 - 4; k += 1 + (k > 260) * 7) {
-				CHECK_EQ(droce_icrc(frame + l3, k), ref_icrc(frame + l3, k),
+				EXPECT_EQ(droce_icrc(frame + l3, k), ref_icrc(frame + l3, k),
 					 "kind %d len %u: prefix %u", kind, len, k);
 				checked++;
 			}
 			cut = 1 + rnd(n - 1);
 			m = chain_of(mp, frame, n, (const uint32_t[]){ rnd(2) ? cut : 0, 1 + rnd(9) }, 2, 0);
-			CHECK(m != NULL, "chain");
+			EXPECT(m != NULL, "chain");
 			if (m == NULL)
 				continue;
-			CHECK_EQ(droce_icrc_mbuf(m, l3, n - l3 - 4), ref_icrc_mbuf(m, l3, n - l3 - 4),
+			EXPECT_EQ(droce_icrc_mbuf(m, l3, n - l3 - 4), ref_icrc_mbuf(m, l3, n - l3 - 4),
 				 "kind %d len %u cut %u: chained", kind, len, cut);
-			CHECK_EQ(droce_icrc_mbuf(m, l3, n - l3 - 4), droce_get_le32(frame + n - 4),
+			EXPECT_EQ(droce_icrc_mbuf(m, l3, n - l3 - 4), droce_get_le32(frame + n - 4),
 				 "kind %d len %u: the frame's own ICRC", kind, len);
-			CHECK_EQ(droce_icrc_mbuf(m, l3 + 1, n - l3 - 4), ref_icrc_mbuf(m, l3 + 1, n - l3 - 4),
+			EXPECT_EQ(droce_icrc_mbuf(m, l3 + 1, n - l3 - 4), ref_icrc_mbuf(m, l3 + 1, n - l3 - 4),
 				 "kind %d len %u: one byte off", kind, len);
-			CHECK_EQ(droce_icrc_mbuf(m, l3, n - l3 + 1), 0u, "past the chain");
-			CHECK_EQ(droce_icrc_mbuf(m, l3, 0), 0u, "no bytes");
+			EXPECT_EQ(droce_icrc_mbuf(m, l3, n - l3 + 1), 0u, "past the chain");
+			EXPECT_EQ(droce_icrc_mbuf(m, l3, 0), 0u, "no bytes");
 			rte_pktmbuf_free(m);
 		}
-	CHECK_EQ(droce_icrc_mbuf(NULL, 14, 60), 0u, "no mbuf");
+	EXPECT_EQ(droce_icrc_mbuf(NULL, 14, 60), 0u, "no mbuf");
 	printf("icrc: %u prefixes compared\n", checked);
 }
 
@@ -224,15 +224,15 @@ static void test_icrc_mtu_chains(struct rte_mempool *mp)
 				/* 0: hdr | payload | ICRC; 1: hdr | payload+ICRC; 2: payload split */
 				m = chain_of(mp, frame, n, (const uint32_t[]){ hdr, shape == 2 ? mtu / 2 :
 					     shape == 1 ? 0 : mtu }, 2, 0);
-				CHECK(m != NULL, "chain");
+				EXPECT(m != NULL, "chain");
 				if (m == NULL)
 					continue;
-				CHECK_EQ(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN), want,
+				EXPECT_EQ(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN), want,
 					 "mtu %u op %u shape %d", mtu, ops[o], shape);
-				CHECK_EQ(want, droce_get_le32(frame + n - DROCE_ICRC_LEN), "own ICRC");
+				EXPECT_EQ(want, droce_get_le32(frame + n - DROCE_ICRC_LEN), "own ICRC");
 				/* A flipped payload bit changes it. */
 				rte_pktmbuf_mtod(m->next, uint8_t *)[mtu / 3 % rte_pktmbuf_data_len(m->next)] ^= 4;
-				CHECK(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN) != want,
+				EXPECT(droce_icrc_mbuf(m, l3, n - l3 - DROCE_ICRC_LEN) != want,
 				      "mtu %u op %u shape %d: bit flip seen", mtu, ops[o], shape);
 				rte_pktmbuf_free(m);
 				checked++;
@@ -255,7 +255,7 @@ static void compare_parse(const uint8_t *d, uint32_t len, struct rte_mempool *mp
 	for (uint32_t flags = 0; flags <= DROCE_PARSE_NO_ICRC; flags += DROCE_PARSE_NO_ICRC) {
 		ea = droce_parse(exact, len, flags, &a);
 		eb = ref_parse(exact, len, flags, &b);
-		CHECK(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
+		EXPECT(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
 		      "%s len %u flags %u: %s, reference %s", what, len, flags,
 		      droce_parse_err_name(ea), droce_parse_err_name(eb));
 	}
@@ -265,12 +265,12 @@ static void compare_parse(const uint8_t *d, uint32_t len, struct rte_mempool *mp
 	cut = rnd(4) == 0 ? 1 + rnd(len ? len : 1) : 0;
 	m = chain_of(mp, d, len, (const uint32_t[]){ cut, 1 + rnd(40) }, 2, 0);
 	if (m == NULL) {
-		CHECK(0, "chain");
+		EXPECT(0, "chain");
 		return;
 	}
 	ea = droce_parse_mbuf(m, 0, &a);
 	eb = ref_parse_mbuf(m, 0, &b);
-	CHECK(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
+	EXPECT(ea == eb && (!ref_view_complete(ea) || ref_pkt_same(&a, &b)),
 	      "%s len %u cut %u (mbuf): %s, reference %s", what, len, cut,
 	      droce_parse_err_name(ea), droce_parse_err_name(eb));
 	rte_pktmbuf_free(m);
@@ -326,9 +326,9 @@ static void test_parse(struct rte_mempool *mp)
 	}
 	/* The comparison means something only if the frames reached every verdict. */
 	for (int e = 1; e < DROCE_PARSE_ERR_NUM; e++)
-		CHECK(reasons[e] > 0 || e == DROCE_PARSE_HDR_SPLIT, "no frame was rejected as %s",
+		EXPECT(reasons[e] > 0 || e == DROCE_PARSE_HDR_SPLIT, "no frame was rejected as %s",
 		      droce_parse_err_name(e));
-	CHECK(ok > MUTATIONS / 10, "only %u frames accepted", ok);
+	EXPECT(ok > MUTATIONS / 10, "only %u frames accepted", ok);
 	printf("parse: %u frames compared, %u accepted\n", MUTATIONS, ok);
 }
 
@@ -343,12 +343,12 @@ static void compare_build_mbuf(struct rte_mempool *mp, const struct droce_flow *
 	struct rte_mbuf *mb = chain_of(mp, payload, len, (const uint32_t[]){ cut }, 1, squeeze);
 	int ra, rb;
 
-	CHECK(ma != NULL && mb != NULL, "chains");
+	EXPECT(ma != NULL && mb != NULL, "chains");
 	if (ma == NULL || mb == NULL)
 		goto out;
 	ra = droce_build_mbuf(ma, f, h);
 	rb = ref_build_mbuf(mb, f, h);
-	CHECK(ra == rb && rte_pktmbuf_pkt_len(ma) == rte_pktmbuf_pkt_len(mb) &&
+	EXPECT(ra == rb && rte_pktmbuf_pkt_len(ma) == rte_pktmbuf_pkt_len(mb) &&
 	      ma->data_off == mb->data_off && ma->nb_segs == mb->nb_segs,
 	      "build_mbuf %s len %u cut %u squeeze %u: %d, reference %d",
 	      droce_opcode_name(h->opcode), len, cut, squeeze, ra, rb);
@@ -357,9 +357,9 @@ static void compare_build_mbuf(struct rte_mempool *mp, const struct droce_flow *
 		const uint8_t *da = rte_pktmbuf_read(ma, 0, n, a);
 		struct droce_pkt p;
 
-		CHECK(memcmp(da, rte_pktmbuf_read(mb, 0, n, b), n) == 0,
+		EXPECT(memcmp(da, rte_pktmbuf_read(mb, 0, n, b), n) == 0,
 		      "build_mbuf %s len %u cut %u: bytes", droce_opcode_name(h->opcode), len, cut);
-		CHECK_EQ(droce_parse(da, n, 0, &p), DROCE_PARSE_OK, "built frame parses");
+		EXPECT_EQ(droce_parse(da, n, 0, &p), DROCE_PARSE_OK, "built frame parses");
 	}
 out:
 	rte_pktmbuf_free(ma);
@@ -386,14 +386,14 @@ static void test_build(struct rte_mempool *mp)
 		memset(b, 0x5a, sizeof(b));
 		ra = droce_build_hdrs(a, room, &f, &h, len);
 		rb = ref_build_hdrs(b, room, &f, &h, len);
-		CHECK(ra == rb && memcmp(a, b, 200) == 0, "build_hdrs %s v6=%d len %u room %u: %d, "
+		EXPECT(ra == rb && memcmp(a, b, 200) == 0, "build_hdrs %s v6=%d len %u room %u: %d, "
 		      "reference %d", droce_opcode_name(op), f.ipv6, len, room, ra, rb);
 		ra = droce_build(a, room, &f, &h, payload, len);
 		rb = ref_build(b, room, &f, &h, payload, len);
-		CHECK(ra == rb && (ra <= 0 || memcmp(a, b, ra) == 0), "build %s v6=%d len %u room %u: "
+		EXPECT(ra == rb && (ra <= 0 || memcmp(a, b, ra) == 0), "build %s v6=%d len %u room %u: "
 		      "%d, reference %d", droce_opcode_name(op), f.ipv6, len, room, ra, rb);
 		if (ra > 0)
-			CHECK_EQ(droce_parse(a, ra, 0, &p), DROCE_PARSE_OK, "build %s len %u parses",
+			EXPECT_EQ(droce_parse(a, ra, 0, &p), DROCE_PARSE_OK, "build %s len %u parses",
 				 droce_opcode_name(op), len);
 		if (mp != NULL && len <= 4000 && i % 4 == 0)
 			compare_build_mbuf(mp, &f, &h, len, rnd(3) ? 0 : 1 + rnd(len + 1),
@@ -416,10 +416,10 @@ int main(int argc, char **argv)
 	}
 	mp = rte_pktmbuf_pool_create("wire_fast", 512, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     SOCKET_ID_ANY);
-	CHECK(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
+	EXPECT(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
 	jumbo = rte_pktmbuf_pool_create("wire_jumbo", 63, 0, 0, RTE_PKTMBUF_HEADROOM + 8192,
 					SOCKET_ID_ANY);
-	CHECK(jumbo != NULL, "mempool: %s", rte_strerror(rte_errno));
+	EXPECT(jumbo != NULL, "mempool: %s", rte_strerror(rte_errno));
 	if (mp != NULL && jumbo != NULL) {
 		/* Small IPv4 frames: PCLMULQDQ where the CPU has it (the default), and ISA-L. */
 		printf("icrc: carry-less multiply %s\n",
@@ -427,7 +427,7 @@ int main(int argc, char **argv)
 		test_icrc(mp);
 		test_icrc_mtu_chains(jumbo);
 		wire_icrc_clmul_set(false);
-		CHECK(!wire_icrc_clmul_get(), "ISA-L path chosen");
+		EXPECT(!wire_icrc_clmul_get(), "ISA-L path chosen");
 		test_icrc(mp);
 		test_icrc_mtu_chains(jumbo);
 		wire_icrc_clmul_set(true);

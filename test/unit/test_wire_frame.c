@@ -15,7 +15,7 @@
 
 #include <rte_ip.h>
 
-#include "droce_test.h"
+#include "check.h"
 #include "wire_test_frames.h"
 
 static uint8_t frame[FRAME_MAX];
@@ -34,27 +34,27 @@ static void check_ext_fields(const struct droce_pkt *p, const struct droce_hdr_f
 	const struct droce_feth *fe = droce_pkt_ext(p, DROCE_HDR_FETH);
 
 	if (r != NULL)
-		CHECK(rte_be_to_cpu_64(r->va) == h->reth.va && rte_be_to_cpu_32(r->rkey) == h->reth.rkey &&
+		EXPECT(rte_be_to_cpu_64(r->va) == h->reth.va && rte_be_to_cpu_32(r->rkey) == h->reth.rkey &&
 		      rte_be_to_cpu_32(r->len) == h->reth.len, "%s RETH", what);
 	if (a != NULL)
-		CHECK(droce_aeth_syndrome(a) == h->aeth.syndrome && droce_aeth_msn(a) == h->aeth.msn,
+		EXPECT(droce_aeth_syndrome(a) == h->aeth.syndrome && droce_aeth_msn(a) == h->aeth.msn,
 		      "%s AETH", what);
 	if (at != NULL)
-		CHECK(rte_be_to_cpu_64(at->va) == h->atomic.va &&
+		EXPECT(rte_be_to_cpu_64(at->va) == h->atomic.va &&
 		      rte_be_to_cpu_32(at->rkey) == h->atomic.rkey &&
 		      rte_be_to_cpu_64(at->swap_add) == h->atomic.swap_add &&
 		      rte_be_to_cpu_64(at->cmp) == h->atomic.cmp, "%s AtomicETH", what);
 	if (ack != NULL)
-		CHECK(rte_be_to_cpu_64(ack->orig) == h->atomic_orig, "%s AtomicAckETH", what);
+		EXPECT(rte_be_to_cpu_64(ack->orig) == h->atomic_orig, "%s AtomicAckETH", what);
 	if (imm != NULL)
-		CHECK(imm->imm == h->imm, "%s ImmDt", what);
+		EXPECT(imm->imm == h->imm, "%s ImmDt", what);
 	if (ie != NULL)
-		CHECK(rte_be_to_cpu_32(ie->rkey) == h->ieth_rkey, "%s IETH", what);
+		EXPECT(rte_be_to_cpu_32(ie->rkey) == h->ieth_rkey, "%s IETH", what);
 	if (d != NULL)
-		CHECK(rte_be_to_cpu_32(d->qkey) == h->deth.qkey && droce_deth_sqpn(d) == h->deth.sqpn,
+		EXPECT(rte_be_to_cpu_32(d->qkey) == h->deth.qkey && droce_deth_sqpn(d) == h->deth.sqpn,
 		      "%s DETH", what);
 	if (fe != NULL)
-		CHECK(droce_feth_sel(fe) == h->feth.sel && droce_feth_plt(fe) == h->feth.plt,
+		EXPECT(droce_feth_sel(fe) == h->feth.sel && droce_feth_plt(fe) == h->feth.plt,
 		      "%s FETH", what);
 }
 
@@ -70,28 +70,28 @@ static void check_roundtrip(const struct droce_flow *f, uint8_t op, uint32_t len
 	test_fields(&h, op, seed);
 	test_payload(payload, len, seed);
 	n = droce_build(frame, sizeof(frame), f, &h, payload, len);
-	CHECK(n > 0, "%s: build returned %d", what, n);
+	EXPECT(n > 0, "%s: build returned %d", what, n);
 	if (n <= 0)
 		return;
-	CHECK_EQ((uint32_t)n, droce_flow_l2l4_len(f) + droce_opcode_info(op)->length + len +
+	EXPECT_EQ((uint32_t)n, droce_flow_l2l4_len(f) + droce_opcode_info(op)->length + len +
 		 droce_pad_len(len) + DROCE_ICRC_LEN, "%s frame length %d", what, n);
-	CHECK_EQ(droce_parse(frame, n, 0, &p), DROCE_PARSE_OK, "%s parse", what);
+	EXPECT_EQ(droce_parse(frame, n, 0, &p), DROCE_PARSE_OK, "%s parse", what);
 	b = droce_pkt_bth(&p);
-	CHECK(p.opcode == op && droce_bth_qpn(b) == h.dqpn && droce_bth_psn(b) == h.psn &&
+	EXPECT(p.opcode == op && droce_bth_qpn(b) == h.dqpn && droce_bth_psn(b) == h.psn &&
 	      droce_bth_se(b) == h.se && droce_bth_ackreq(b) == h.ackreq &&
 	      droce_bth_pkey(b) == h.pkey && droce_bth_tver(b) == 0, "%s BTH", what);
-	CHECK(droce_bth_fecn(b) == h.fecn && droce_bth_becn(b) == (h.becn || op == DROCE_OP_CNP),
+	EXPECT(droce_bth_fecn(b) == h.fecn && droce_bth_becn(b) == (h.becn || op == DROCE_OP_CNP),
 	      "%s FECN/BECN", what);
-	CHECK(p.payload_len == len && p.pad == droce_pad_len(len) && p.frame_len == (uint32_t)n &&
+	EXPECT(p.payload_len == len && p.pad == droce_pad_len(len) && p.frame_len == (uint32_t)n &&
 	      memcmp(frame + p.payload_off, payload, len) == 0, "%s payload", what);
-	CHECK(p.ipv6 == f->ipv6 && p.sport == f->sport && memcmp(p.sgid, f->sgid, 16) == 0 &&
+	EXPECT(p.ipv6 == f->ipv6 && p.sport == f->sport && memcmp(p.sgid, f->sgid, 16) == 0 &&
 	      memcmp(p.dgid, f->dgid, 16) == 0 && p.tclass == f->tclass &&
 	      p.flow_label == f->flow_label && p.hop_limit == 64, "%s addressing", what);
 	check_ext_fields(&p, &h, what);
 	/* Ethernet padding after the frame is ignored. */
 	memset(frame + n, 0xee, 16);
-	CHECK_EQ(droce_parse(frame, n + 16, 0, &p), DROCE_PARSE_OK, "%s with trailer", what);
-	CHECK_EQ(p.frame_len, (uint32_t)n, "%s frame_len with trailer", what);
+	EXPECT_EQ(droce_parse(frame, n + 16, 0, &p), DROCE_PARSE_OK, "%s with trailer", what);
+	EXPECT_EQ(p.frame_len, (uint32_t)n, "%s frame_len with trailer", what);
 }
 
 static void test_roundtrips(void)
@@ -121,13 +121,13 @@ static void test_build_errors(void)
 
 	test_flow(&f, 0);
 	test_fields(&h, 0x15, 1);       /* reserved opcode */
-	CHECK_EQ(droce_build(frame, sizeof(frame), &f, &h, payload, 0), -EINVAL, "unknown opcode");
+	EXPECT_EQ(droce_build(frame, sizeof(frame), &f, &h, payload, 0), -EINVAL, "unknown opcode");
 	test_fields(&h, DROCE_OP_RC_ACKNOWLEDGE, 1);
-	CHECK_EQ(droce_build(frame, sizeof(frame), &f, &h, payload, 4), -EINVAL, "ACK with payload");
-	CHECK_EQ(droce_build(frame, 40, &f, &h, payload, 0), -ENOSPC, "room for headers");
+	EXPECT_EQ(droce_build(frame, sizeof(frame), &f, &h, payload, 4), -EINVAL, "ACK with payload");
+	EXPECT_EQ(droce_build(frame, 40, &f, &h, payload, 0), -ENOSPC, "room for headers");
 	test_fields(&h, DROCE_OP_RC_SEND_ONLY, 1);
-	CHECK_EQ(droce_build(frame, 100, &f, &h, payload, 100), -ENOSPC, "room for payload");
-	CHECK_EQ(droce_build_hdrs(frame, sizeof(frame), &f, &h, 70000), -EINVAL, "over 64 KiB");
+	EXPECT_EQ(droce_build(frame, 100, &f, &h, payload, 100), -ENOSPC, "room for payload");
+	EXPECT_EQ(droce_build_hdrs(frame, sizeof(frame), &f, &h, 70000), -EINVAL, "over 64 KiB");
 }
 
 /* Build a SEND_ONLY (or @op) frame with @len bytes of payload; returns its length. */
@@ -158,10 +158,10 @@ static void fix_icrc(int n)
 	droce_put_le32(frame + n - 4, droce_icrc(frame + RTE_ETHER_HDR_LEN, n - RTE_ETHER_HDR_LEN - 4));
 }
 
-#define EXPECT(len, reason, what) do { \
+#define EXPECT_PARSE(len, reason, what) do { \
 	struct droce_pkt p_; \
 	enum droce_parse_err e_ = droce_parse(frame, (len), 0, &p_); \
-	CHECK_EQ(e_, reason, "%s: got %s", what, droce_parse_err_name(e_)); \
+	EXPECT_EQ(e_, reason, "%s: got %s", what, droce_parse_err_name(e_)); \
 } while (0)
 
 static void test_reasons(void)
@@ -170,92 +170,92 @@ static void test_reasons(void)
 	int n;
 
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
-	EXPECT(n, DROCE_PARSE_OK, "base");
-	EXPECT(10, DROCE_PARSE_TRUNCATED, "10 bytes");
-	EXPECT(RTE_ETHER_HDR_LEN + 10, DROCE_PARSE_TRUNCATED, "half an IP header");
+	EXPECT_PARSE(n, DROCE_PARSE_OK, "base");
+	EXPECT_PARSE(10, DROCE_PARSE_TRUNCATED, "10 bytes");
+	EXPECT_PARSE(RTE_ETHER_HDR_LEN + 10, DROCE_PARSE_TRUNCATED, "half an IP header");
 	frame[12] = 0x08, frame[13] = 0x06;
-	EXPECT(n, DROCE_PARSE_NOT_IP, "ARP ethertype");
+	EXPECT_PARSE(n, DROCE_PARSE_NOT_IP, "ARP ethertype");
 
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	ip4()->version_ihl = 0x55;
-	EXPECT(n, DROCE_PARSE_BAD_IP_VERSION, "version 5");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_IP_VERSION, "version 5");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 1);
 	frame[12] = 0x08, frame[13] = 0x00;     /* IPv6 header under the IPv4 ethertype */
-	EXPECT(n, DROCE_PARSE_BAD_IP_VERSION, "IPv6 header, IPv4 ethertype");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_IP_VERSION, "IPv6 header, IPv4 ethertype");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	ip4()->version_ihl = 0x44;
-	EXPECT(n, DROCE_PARSE_BAD_IHL, "IHL 4");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_IHL, "IHL 4");
 
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	ip4()->total_length = rte_cpu_to_be_16(n);      /* longer than the frame */
 	fix_ip_csum();
-	EXPECT(n, DROCE_PARSE_BAD_IP_LEN, "IP length past the frame");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_IP_LEN, "IP length past the frame");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	ip4()->time_to_live = 3;                        /* checksum left stale */
-	EXPECT(n, DROCE_PARSE_BAD_IP_CSUM, "stale checksum");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_IP_CSUM, "stale checksum");
 	ip4()->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG);
 	fix_ip_csum();
-	EXPECT(n, DROCE_PARSE_IP_FRAGMENT, "more fragments");
+	EXPECT_PARSE(n, DROCE_PARSE_IP_FRAGMENT, "more fragments");
 	ip4()->fragment_offset = rte_cpu_to_be_16(10);
 	fix_ip_csum();
-	EXPECT(n, DROCE_PARSE_IP_FRAGMENT, "fragment offset");
+	EXPECT_PARSE(n, DROCE_PARSE_IP_FRAGMENT, "fragment offset");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	ip4()->next_proto_id = IPPROTO_TCP;
 	fix_ip_csum();
-	EXPECT(n, DROCE_PARSE_NOT_UDP, "TCP");
+	EXPECT_PARSE(n, DROCE_PARSE_NOT_UDP, "TCP");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 1);
 	frame[RTE_ETHER_HDR_LEN + 6] = IPPROTO_FRAGMENT;
-	EXPECT(n, DROCE_PARSE_IP_FRAGMENT, "IPv6 fragment header");
+	EXPECT_PARSE(n, DROCE_PARSE_IP_FRAGMENT, "IPv6 fragment header");
 	frame[RTE_ETHER_HDR_LEN + 6] = IPPROTO_HOPOPTS;
-	EXPECT(n, DROCE_PARSE_NOT_UDP, "IPv6 hop-by-hop header");
+	EXPECT_PARSE(n, DROCE_PARSE_NOT_UDP, "IPv6 hop-by-hop header");
 
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[l4 + 3] = 0xb8;                            /* dst port 4792 */
-	EXPECT(n, DROCE_PARSE_NOT_ROCE_PORT, "port 4792");
+	EXPECT_PARSE(n, DROCE_PARSE_NOT_ROCE_PORT, "port 4792");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[l4 + 5] += 4;
-	EXPECT(n, DROCE_PARSE_BAD_UDP_LEN, "UDP length");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_UDP_LEN, "UDP length");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[bth + 1] |= 1;
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_BAD_TVER, "TVer 1");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_TVER, "TVer 1");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[bth] = 0x15;
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_UNKNOWN_OPCODE, "opcode 0x15");
+	EXPECT_PARSE(n, DROCE_PARSE_UNKNOWN_OPCODE, "opcode 0x15");
 	frame[bth] = 0x40;                               /* RD */
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_UNKNOWN_OPCODE, "RD opcode");
+	EXPECT_PARSE(n, DROCE_PARSE_UNKNOWN_OPCODE, "RD opcode");
 
 	n = base_frame(DROCE_OP_RC_ACKNOWLEDGE, 0, 0);
 	frame[bth] = DROCE_OP_RC_RDMA_READ_REQUEST;      /* needs 28 bytes of headers, has 16 */
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_BAD_HDR_LEN, "READ request in an ACK's size");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_HDR_LEN, "READ request in an ACK's size");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[bth] = DROCE_OP_RC_ACKNOWLEDGE;            /* 16 bytes of headers, 4 left over */
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_UNEXPECTED_PAYLOAD, "ACK with 4 extra bytes");
+	EXPECT_PARSE(n, DROCE_PARSE_UNEXPECTED_PAYLOAD, "ACK with 4 extra bytes");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 0, 0);
 	frame[bth + 1] |= 3 << DROCE_BTH_PAD_SHIFT;     /* pad 3, nothing to pad */
 	fix_icrc(n);
-	EXPECT(n, DROCE_PARSE_BAD_PAD, "pad without payload");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_PAD, "pad without payload");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[bth + 12] ^= 1;
-	EXPECT(n, DROCE_PARSE_BAD_ICRC, "payload bit flipped");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_ICRC, "payload bit flipped");
 	n = base_frame(DROCE_OP_RC_SEND_ONLY, 8, 0);
 	frame[n - 1] ^= 0x80;
-	EXPECT(n, DROCE_PARSE_BAD_ICRC, "ICRC bit flipped");
+	EXPECT_PARSE(n, DROCE_PARSE_BAD_ICRC, "ICRC bit flipped");
 	{
 		struct droce_pkt p;
 
-		CHECK_EQ(droce_parse(frame, n, DROCE_PARSE_NO_ICRC, &p), DROCE_PARSE_OK,
+		EXPECT_EQ(droce_parse(frame, n, DROCE_PARSE_NO_ICRC, &p), DROCE_PARSE_OK,
 			 "NO_ICRC skips the check");
 	}
 
 	/* Names and descriptions exist for every reason. */
 	for (int e = 0; e <= DROCE_PARSE_ERR_NUM; e++)
-		CHECK(droce_parse_err_name(e) != NULL && droce_parse_err_str(e) != NULL, "name %d", e);
-	CHECK(strcmp(droce_parse_err_name(DROCE_PARSE_ERR_NUM), "INVALID") == 0, "out of range");
+		EXPECT(droce_parse_err_name(e) != NULL && droce_parse_err_str(e) != NULL, "name %d", e);
+	EXPECT(strcmp(droce_parse_err_name(DROCE_PARSE_ERR_NUM), "INVALID") == 0, "out of range");
 }
 
 /* Parse @len bytes copied from @src into an exact-size heap block; check the view is sane. */
@@ -268,7 +268,7 @@ static enum droce_parse_err parse_exact(const uint8_t *src, uint32_t len)
 	memcpy(buf, src, len);
 	e = droce_parse(buf, len, 0, &p);
 	if (e == DROCE_PARSE_OK)
-		CHECK(p.frame_len <= len && p.payload_off + p.payload_len + p.pad + DROCE_ICRC_LEN ==
+		EXPECT(p.frame_len <= len && p.payload_off + p.payload_len + p.pad + DROCE_ICRC_LEN ==
 		      p.frame_len && p.payload_off >= p.bth_off + (uint32_t)DROCE_BTH_LEN,
 		      "inconsistent view of an accepted frame");
 	free(buf);
@@ -285,7 +285,7 @@ static void test_truncation_and_mutation(void)
 		int n = base_frame(DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 33, v6);
 
 		for (int len = 0; len < n; len++)
-			CHECK(parse_exact(frame, len) != DROCE_PARSE_OK, "truncated to %d accepted", len);
+			EXPECT(parse_exact(frame, len) != DROCE_PARSE_OK, "truncated to %d accepted", len);
 	}
 	for (unsigned int i = 0; i < 300000; i++) {
 		static const uint8_t ops[] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_COMPARE_SWAP,
@@ -323,7 +323,7 @@ static void test_truncation_and_mutation(void)
 			mut[12] = 0x08, mut[13] = 0x00;
 		parse_exact(mut, len);
 	}
-	CHECK(accepted > 0, "no mutated frame was ever accepted: the mutation test is broken");
+	EXPECT(accepted > 0, "no mutated frame was ever accepted: the mutation test is broken");
 	printf("mutation: %u of 300000 mutated frames still valid (no or masked changes)\n", accepted);
 }
 

@@ -21,7 +21,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "droce_test.h"
+#include "check.h"
 #include "wire_test_frames.h"
 
 static uint8_t frame[FRAME_MAX];
@@ -78,7 +78,7 @@ static void test_reference(void)
 				if (len && !(droce_opcode_info(op)->mask & DROCE_M_PAYLOAD))
 					break;
 				n = build(op, len, v6, seed++);
-				CHECK_EQ(droce_get_le32(frame + n - 4),
+				EXPECT_EQ(droce_get_le32(frame + n - 4),
 					 reference_icrc(frame + RTE_ETHER_HDR_LEN, n - RTE_ETHER_HDR_LEN - 4),
 					 "%s v6=%d len %u", droce_opcode_name(op), v6, len);
 			}
@@ -98,7 +98,7 @@ static void test_flips_and_masks(int v6)
 	uint32_t l3 = RTE_ETHER_HDR_LEN, ip_len = v6 ? 40 : 20, l4 = l3 + ip_len, bth = l4 + 8;
 	uint32_t good = droce_get_le32(frame + n - 4);
 
-	CHECK(verifies(n), "v6=%d base frame", v6);
+	EXPECT(verifies(n), "v6=%d base frame", v6);
 	/* Every bit of every covered byte that is not masked. */
 	for (uint32_t byte = l3; byte < (uint32_t)n - 4; byte++) {
 		/* (IPv6: the low nibble of byte 0, the high traffic-class bits, is masked too.) */
@@ -112,9 +112,9 @@ static void test_flips_and_masks(int v6)
 			frame[byte] ^= 1u << bit;
 			crc = droce_icrc(frame + l3, n - l3 - 4);
 			if (masked || (v6 && byte == l3 && bit < 4))
-				CHECK_EQ(crc, good, "v6=%d masked byte %u bit %d changed the ICRC", v6, byte, bit);
+				EXPECT_EQ(crc, good, "v6=%d masked byte %u bit %d changed the ICRC", v6, byte, bit);
 			else
-				CHECK(crc != good && !verifies(n), "v6=%d byte %u bit %d undetected", v6, byte, bit);
+				EXPECT(crc != good && !verifies(n), "v6=%d byte %u bit %d undetected", v6, byte, bit);
 			frame[byte] ^= 1u << bit;
 		}
 	}
@@ -135,7 +135,7 @@ static void test_flips_and_masks(int v6)
 	frame[l4 + 6] = 0x12;
 	frame[l4 + 7] = 0x34;
 	frame[bth + 4] |= 0xc0;
-	CHECK(verifies(n), "v6=%d masked fields changed: must still verify", v6);
+	EXPECT(verifies(n), "v6=%d masked fields changed: must still verify", v6);
 }
 
 /* Split bytes into a chain whose segments hold @cuts[] bytes, then as much as fits. */
@@ -177,18 +177,18 @@ static void test_mbuf_chains(struct rte_mempool *mp)
 			struct droce_pkt p;
 			enum droce_parse_err e;
 
-			CHECK(m != NULL && rte_pktmbuf_pkt_len(m) == (uint32_t)n, "chain built");
+			EXPECT(m != NULL && rte_pktmbuf_pkt_len(m) == (uint32_t)n, "chain built");
 			if (m == NULL)
 				continue;
-			CHECK_EQ(droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN, n - RTE_ETHER_HDR_LEN - 4),
+			EXPECT_EQ(droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN, n - RTE_ETHER_HDR_LEN - 4),
 				 droce_get_le32(frame + n - 4), "v6=%d cuts %zu: chained ICRC", v6, c);
 			e = droce_parse_mbuf(m, 0, &p);
 			if (cut_sets[c][0] < 80)        /* headers split across segments */
-				CHECK_EQ(e, DROCE_PARSE_HDR_SPLIT, "cuts %zu: %s", c, droce_parse_err_name(e));
+				EXPECT_EQ(e, DROCE_PARSE_HDR_SPLIT, "cuts %zu: %s", c, droce_parse_err_name(e));
 			else
-				CHECK(e == DROCE_PARSE_OK && p.payload_len == 3001, "v6=%d cuts %zu: %s",
+				EXPECT(e == DROCE_PARSE_OK && p.payload_len == 3001, "v6=%d cuts %zu: %s",
 				      v6, c, droce_parse_err_name(e));
-			CHECK_EQ(droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN, n), 0u, "length past the chain");
+			EXPECT_EQ(droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN, n), 0u, "length past the chain");
 			rte_pktmbuf_free(m);
 		}
 }
@@ -210,11 +210,11 @@ static void test_build_mbuf(struct rte_mempool *mp)
 			test_flow(&f, v6);
 			test_fields(&h, DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, len);
 			m = len ? chain_of(mp, payload, len, cuts, 2) : rte_pktmbuf_alloc(mp);
-			CHECK(m != NULL, "alloc");
+			EXPECT(m != NULL, "alloc");
 			if (m == NULL)
 				continue;
-			CHECK_EQ(droce_build_mbuf(m, &f, &h), 0, "build_mbuf v6=%d len %u", v6, len);
-			CHECK(rte_pktmbuf_pkt_len(m) == (uint32_t)n &&
+			EXPECT_EQ(droce_build_mbuf(m, &f, &h), 0, "build_mbuf v6=%d len %u", v6, len);
+			EXPECT(rte_pktmbuf_pkt_len(m) == (uint32_t)n &&
 			      memcmp(rte_pktmbuf_read(m, 0, n, linear), frame, n) == 0,
 			      "build_mbuf bytes v6=%d len %u", v6, len);
 			rte_pktmbuf_free(m);
@@ -227,14 +227,14 @@ static void test_build_mbuf(struct rte_mempool *mp)
 		test_flow(&f, 0);
 		test_fields(&h, DROCE_OP_RC_SEND_ONLY, 1);
 		rte_pktmbuf_prepend(m, rte_pktmbuf_headroom(m) - 10);
-		CHECK_EQ(droce_build_mbuf(m, &f, &h), -ENOSPC, "short headroom");
-		CHECK_EQ(rte_pktmbuf_headroom(m), 10, "unchanged after refusal");
+		EXPECT_EQ(droce_build_mbuf(m, &f, &h), -ENOSPC, "short headroom");
+		EXPECT_EQ(rte_pktmbuf_headroom(m), 10, "unchanged after refusal");
 		rte_pktmbuf_reset(m);
 		rte_pktmbuf_append(m, rte_pktmbuf_tailroom(m) - 2);
-		CHECK_EQ(droce_build_mbuf(m, &f, &h), -ENOSPC, "short tailroom");
+		EXPECT_EQ(droce_build_mbuf(m, &f, &h), -ENOSPC, "short tailroom");
 		test_fields(&h, 0x15, 1);
 		rte_pktmbuf_reset(m);
-		CHECK_EQ(droce_build_mbuf(m, &f, &h), -EINVAL, "unknown opcode");
+		EXPECT_EQ(droce_build_mbuf(m, &f, &h), -EINVAL, "unknown opcode");
 		rte_pktmbuf_free(m);
 	}
 }
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	}
 	mp = rte_pktmbuf_pool_create("wire_test", 512, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     SOCKET_ID_ANY);
-	CHECK(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
+	EXPECT(mp != NULL, "mempool: %s", rte_strerror(rte_errno));
 	if (mp != NULL) {
 		test_mbuf_chains(mp);
 		test_build_mbuf(mp);
