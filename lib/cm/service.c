@@ -28,6 +28,7 @@
 #include "cm_private.h"
 #include "droce_engine.h"
 #include "verbs_engine.h"
+#include "verbs_thread.h"
 
 RTE_LOG_REGISTER(cm_logtype, droce.cm, NOTICE);
 
@@ -299,7 +300,7 @@ static int start_locked(void)
 	if (cm.epfd < 0 || cm.wakefd < 0 || epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) != 0)
 		goto fail;
 	cm.stop = false;
-	if (pthread_create(&cm.thread, NULL, service_main, NULL) != 0)
+	if (verbs_thread_create(&cm.thread, service_main, NULL) != 0)
 		goto fail;
 	cm.running = true;
 	return 0;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -178,6 +179,27 @@ static void *driver_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The driver thread blocks every asynchronous signal from its start, as droce's own threads
+ * (lib/verbs/verbs_thread.h): libibverbs starts no thread, so the signals a program directs at
+ * its process (tgtd's kill(getpid(), SIGUSR2), read from a signalfd) are its own threads'.
+ */
+static int driver_create(struct droce_context *ctx)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	sigset_t all, old;
+	unsigned int i;
+	int rc;
+
+	sigfillset(&all);
+	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&g.driver, NULL, driver_main, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* The first open starts it (with a context of its own, so the engine stays up while it runs). */
 static int driver_start_locked(struct compat_device *cd)
 {
@@ -188,7 +210,7 @@ static int driver_start_locked(struct compat_device *cd)
 		goto fail;
 	__atomic_store_n(&g.inline_engine, true, __ATOMIC_RELEASE);
 	g.driver_run = true;
-	if (pthread_create(&g.driver, NULL, driver_main, g.driver_ctx) == 0)
+	if (driver_create(g.driver_ctx) == 0)
 		return 0;
 	droce_close_device(g.driver_ctx);
 fail:

@@ -13,6 +13,7 @@
 #include <rte_ethdev.h>
 
 #include "engine_private.h"
+#include "verbs_thread.h"
 
 /* Largest Ethernet frame for @p mtu: header, one VLAN tag, CRC. */
 static uint32_t frame_len(uint16_t mtu)
@@ -92,6 +93,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	struct rte_eth_dev_info info;
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	int port = verbs_device_port(edev->dev);
+	sigset_t sigs;
 	int rc;
 
 	if (port < 0)
@@ -101,8 +103,11 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	rc = configure(edev, pool);
 	if (rc == 0)
 		rc = rte_eth_dev_info_get(edev->port, &info);
-	if (rc == 0)
+	if (rc == 0) {
+		verbs_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
 		rc = rte_eth_dev_start(edev->port);
+		verbs_signals_restore(&sigs);
+	}
 	if (rc != 0) {
 		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, edev->port,
 			   rte_strerror(-rc));

@@ -24,6 +24,7 @@
 #include <rte_ring.h>
 
 #include "verbs_private.h"
+#include "verbs_thread.h"
 
 RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
 
@@ -205,6 +206,7 @@ static struct droce_device *find_dev(const char *name)
 static int add_device(const struct droce_device_cfg *cfg)
 {
 	struct droce_device *dev;
+	sigset_t sigs;
 	int rc = verbs_config_check_dev(cfg);
 
 	if (rc < 0)
@@ -226,7 +228,9 @@ static int add_device(const struct droce_device_cfg *cfg)
 	pthread_mutex_init(&dev->mcast_lock, NULL);
 	TAILQ_INIT(&dev->contexts);
 	verbs_device_gids(dev);
+	verbs_signals_block(&sigs);	/* threads a PMD starts at probe are droce's */
 	rc = attach_port(dev);
+	verbs_signals_restore(&sigs);
 	if (rc < 0) {
 		free(dev);
 		return rc;
@@ -239,7 +243,8 @@ static int eal_start(const char *args)
 {
 	char buf[sizeof(((struct verbs_config *)0)->eal_args)];
 	char *argv[64], *save = NULL, *tok;
-	int argc = 0;
+	sigset_t sigs;
+	int argc = 0, rc;
 
 	if (rte_lcore_count() > 0)
 		return 0;	/* the application's EAL */
@@ -249,7 +254,11 @@ static int eal_start(const char *args)
 	     tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
-	if (rte_eal_init(argc, argv) < 0) {
+	/* EAL's threads (interrupts, telemetry, the lcores the engine runs on) are droce's. */
+	verbs_signals_block(&sigs);
+	rc = rte_eal_init(argc, argv);
+	verbs_signals_restore(&sigs);
+	if (rc < 0) {
 		if (rte_errno == EALREADY)
 			return 0;
 		VERBS_LOG(ERR, "rte_eal_init(%s) failed: %s", args, rte_strerror(rte_errno));

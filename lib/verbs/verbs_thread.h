@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/**
+ * @file
+ * Threads droce starts in the application's process (internal; not installed).
+ *
+ * rdma-core's libraries start no thread, so a verbs program may direct a signal at its process
+ * and count on one of its own threads taking it: tgtd blocks SIGUSR2 in its threads and reads
+ * it from a signalfd, and its backing-store workers send it with kill(getpid(), SIGUSR2). The
+ * kernel gives a process-directed signal to any thread that does not block it; were that a
+ * thread of droce's (EAL's interrupt, telemetry and lcore threads, a PMD's control thread, the
+ * CM's service thread), a signal without a handler would end the process, and one with a
+ * handler would run it where the application does not expect it. So every thread droce starts
+ * blocks every asynchronous signal from its first instruction: it is created, directly or by
+ * DPDK, between verbs_signals_block() and verbs_signals_restore(), and inherits the mask.
+ * Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS) stay deliverable: they belong to
+ * the thread that raises them.
+ */
+#ifndef VERBS_THREAD_H
+#define VERBS_THREAD_H
+
+#include <pthread.h>
+#include <signal.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Block every asynchronous signal in the calling thread; its mask before goes to @p old. */
+void verbs_signals_block(sigset_t *old);
+
+/** Give the calling thread back the mask verbs_signals_block() saved in @p old. */
+void verbs_signals_restore(const sigset_t *old);
+
+/**
+ * pthread_create() for a thread of droce's: it starts with every asynchronous signal blocked.
+ * @return 0, or pthread_create()'s error number (EAGAIN, ...).
+ */
+int verbs_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VERBS_THREAD_H */
