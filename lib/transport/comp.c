@@ -4,9 +4,11 @@
 /*
  * The RC completer: ACKs, NAKs, READ responses and atomic ACKs become send completions.
  * ACKs are cumulative (IBA 9.7.5.1.1): a response for PSN p completes every SEND/WRITE
- * that ended before it. A READ or ATOMIC completes only with its own response; a later ACK
- * means that response was lost, and the requester goes back for it (as rxe does). NAKs
- * retransmit (sequence error), wait (RNR) or end the QP (class B/C/D remote errors).
+ * that ended before it. A READ or ATOMIC completes only with its own response; a later
+ * response (an ACK, a READ response or atomic ACK past the one expected) means the expected
+ * ones were lost, and the requester goes back for them at once: an implied NAK sequence
+ * error. NAKs retransmit (sequence error), wait (RNR) or end the QP (class B/C/D remote
+ * errors).
  */
 #include <string.h>
 
@@ -100,17 +102,22 @@ static void rto_rearm(struct transport_env *env, struct transport_qp *t)
 		r->rto_deadline = NO_DEADLINE;
 }
 
+/* What starts a retry. */
+enum retry_cause { RETRY_NAK, RETRY_IMPLIED_NAK, RETRY_TIMEOUT };
+
 /*
- * Each retry (timeout or sequence NAK) uses one of retry_cnt; none left is fatal.
- * Responses already in flight behind a gap (more NAKs, ACKs past a lost READ response) do
- * not start another retry until one made progress (rxe's started_retry); timeouts always do.
+ * Each retry (timeout, sequence NAK, implied NAK) uses one of retry_cnt; none left is fatal.
+ * Responses already in flight behind a gap (more NAKs, responses past a lost one) do not
+ * start another retry until one made progress (rxe's started_retry); timeouts always do.
  */
 static void comp_retry(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
-		       bool timeout)
+		       enum retry_cause cause)
 {
 	struct transport_req *r = &t->req;
 
-	if (!timeout && r->retry_started)
+	if (cause == RETRY_TIMEOUT)
+		TCNT(env, t, rto_expired);
+	else if (r->retry_started)
 		return;
 	if (r->retry_left == 0) {
 		const struct req_wqe *h = head_wqe(t);
@@ -124,6 +131,8 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 		comp_fail(t, c, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
+	if (cause == RETRY_IMPLIED_NAK)
+		TCNT(env, t, implied_nak);
 	r->retry_left--;
 	r->retry_started = true;
 	req_retry(t);
@@ -162,7 +171,7 @@ static void on_ack(struct transport_env *env, struct transport_qp *t, struct com
 		}
 	} else if (!droce_psn_lt(psn, e->first_psn)) {
 		/* ACKed past a READ/ATOMIC whose response never came: ask again. */
-		comp_retry(env, t, c, false);
+		comp_retry(env, t, c, RETRY_IMPLIED_NAK);
 	}
 }
 
@@ -199,7 +208,7 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 	TCNT(env, t, nak_rcvd);
 	switch (syn & DROCE_AETH_VALUE_MASK) {
 	case DROCE_NAK_PSN_SEQ_ERR:
-		comp_retry(env, t, c, false);
+		comp_retry(env, t, c, RETRY_NAK);
 		break;
 	case DROCE_NAK_INV_REQ:
 		comp_fail(t, c, IBV_WC_REM_INV_REQ_ERR);
@@ -256,7 +265,7 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 	e = head_wqe(t);
 	if (e == NULL || e->kind != RK_READ || psn != r->comp_psn ||
 	    droce_psn_lt(e->last_psn, psn))
-		return false;	/* lost packets before it: the timer asks again (as rxe) */
+		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
 	off = (uint32_t)droce_psn_diff(psn, e->first_psn) * t->mtu;
 	want = RTE_MIN(e->w->length - off, t->mtu);
 	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST))
@@ -323,8 +332,18 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	} else {
 		on_nak(env, t, &c, psn, syn);
 	}
-	if (!ok)
+	if (!ok) {
+		const struct req_wqe *e = head_wqe(t);
+
 		TCNT(env, t, rx_resp_dropped);
+		/* A READ response or atomic ACK past the one the head READ/ATOMIC waits for:
+		 * those between were lost (responses come in PSN order). Asking again now, not
+		 * after the local ACK timeout, matters: with Linux's rdma_cm over RoCE the
+		 * timeout is 19 (2.1 s), and a long READ over a lossy link loses a packet of
+		 * nearly every response. */
+		if (e != NULL && e->kind >= RK_READ && droce_psn_lt(r->comp_psn, psn))
+			comp_retry(env, t, &c, RETRY_IMPLIED_NAK);
+	}
 	if (transport_state(t) == IBV_QPS_ERR)
 		return;	/* comp_fail() wrote every completion */
 	if (c.progress) {
@@ -352,7 +371,7 @@ void comp_timeout(struct transport_env *env, struct transport_qp *t)
 	}
 	if (r->rto_deadline != NO_DEADLINE && env->now >= r->rto_deadline) {
 		if (droce_psn_lt(r->comp_psn, r->psn_hwm))
-			comp_retry(env, t, &c, true);
+			comp_retry(env, t, &c, RETRY_TIMEOUT);
 		else
 			r->rto_deadline = NO_DEADLINE;
 	}

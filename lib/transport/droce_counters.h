@@ -50,6 +50,8 @@ extern "C" {
 	X(access_err,          "remote access errors detected as responder (rkey, bounds, flags, PD)") \
 	X(inv_req_err,         "invalid requests detected as responder (length, opcode, alignment)") \
 	X(retransmits,         "packets retransmitted (completer retries)") \
+	X(rto_expired,         "local ACK timeouts (requester: retry, or fail after retry_cnt)") \
+	X(implied_nak,         "retries started by an implied NAK: a response past the expected") \
 	X(retry_exceeded,      "QPs failed after retry_cnt transport retries") \
 	X(rnr_retry_exceeded,  "QPs failed after rnr_retry RNR retries") \
 	X(ack_sent,            "ACKs sent (coalesced)") \

@@ -400,6 +400,89 @@ static void misaligned_atomic(void)
 	printf("misaligned_atomic_nak_inv_req: ok\n");
 }
 
+/*
+ * A READ response lost in the middle: the next one, past the gap, is an implied NAK; the READ
+ * is asked again at once for what is missing (its VA and length moved on), not after the
+ * local ACK timeout (19 here: 2.1 s, as Linux's rdma_cm sets over RoCE), and the responses
+ * still in flight behind the gap start no second retry. Then an atomic ACK past a READ whose
+ * last response was lost: the READ's rest and the atomic are asked again, and the atomic,
+ * replayed by the responder, runs once.
+ */
+static void read_response_lost_implied_nak(void)
+{
+	const uint32_t mtu = 1024, len = 8 * mtu;
+	uint64_t rto = tt_ns_to_ticks(4096ull << 19), t0;
+	const struct tap_rec *rq;
+	struct ibv_send_wr wr, fa;
+	struct ibv_sge sge, fsge;
+	struct ibv_wc wc[2];
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint64_t v;
+	uint32_t i;
+
+	tt_opts_default(&o);
+	o.timeout = 19;
+	q = fresh(&o);
+	for (i = 0; i < len; i++)
+		rbuf[i] = (uint8_t)(i * 7 + 1);
+	memset(lbuf, 0, SZ);
+	wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, len, (uintptr_t)rbuf, rmr->rkey);
+	tt.drop_psn[1] = o.psn[0] + 2;	/* the third of the eight responses */
+	t0 = tt.env.now;
+	tt_post_send(q, &wr);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, wc, NS_LIMIT), 1);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK(tt.env.now - t0 < rto / 1000);
+	CHECK_EQ(memcmp(lbuf, rbuf, len), 0);
+	CHECK_EQ(tap_count(0, DROCE_OP_RC_RDMA_READ_REQUEST, -1), 2);
+	rq = tap_find(0, DROCE_OP_RC_RDMA_READ_REQUEST, -1, 1);
+	CHECK_EQ(rq->psn, o.psn[0] + 2);
+	CHECK_EQ(rq->va, (uintptr_t)rbuf + 2 * mtu);
+	CHECK_EQ(rq->dmalen, len - 2 * mtu);
+	CHECK_EQ(tap_count(1, -1, -1), 8 + 6);	/* all eight, then the six asked again */
+	CHECK_EQ(tt.cnt[0].implied_nak, 1);
+	CHECK_EQ(tt.cnt[0].rto_expired, 0);
+	CHECK_EQ(tt.cnt[0].retransmits, 1);
+	CHECK_EQ(tt.cnt[0].rx_resp_dropped, 5);	/* the five behind the gap */
+	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
+	CHECK_EQ(tt_state(q), IBV_QPS_RTS);
+	printf("read_response_lost_implied_nak: ok\n");
+
+	/* READ (4 responses, the last lost), then FETCH_AND_ADD: its ACK is the implied NAK. */
+	q = fresh(&o);
+	memset(lbuf, 0, SZ);
+	v = 5;
+	memcpy(rbuf + SZ - 8, &v, 8);
+	wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, 4 * mtu, (uintptr_t)rbuf, rmr->rkey);
+	wr.send_flags = 0;
+	wr_rdma(&fa, &fsge, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 0, 0);
+	fsge.addr = (uintptr_t)lbuf + SZ - 8;
+	fa.wr.atomic.remote_addr = (uintptr_t)rbuf + SZ - 8;
+	fa.wr.atomic.rkey = rmr->rkey;
+	fa.wr.atomic.compare_add = 3;
+	wr.next = &fa;
+	tt.drop_psn[1] = o.psn[0] + 3;
+	t0 = tt.env.now;
+	tt_post_send(q, &wr);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, wc, NS_LIMIT), 1);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK(tt.env.now - t0 < rto / 1000);
+	CHECK_EQ(memcmp(lbuf, rbuf, 4 * mtu), 0);
+	memcpy(&v, lbuf + SZ - 8, 8);
+	CHECK_EQ(v, 5);			/* the value before the add */
+	memcpy(&v, rbuf + SZ - 8, 8);
+	CHECK_EQ(v, 8);			/* added once */
+	rq = tap_find(0, DROCE_OP_RC_RDMA_READ_REQUEST, -1, 1);
+	CHECK(rq != NULL);
+	CHECK_EQ(rq->psn, o.psn[0] + 3);
+	CHECK_EQ(rq->dmalen, mtu);
+	CHECK_EQ(tap_count(0, DROCE_OP_RC_FETCH_ADD, -1), 2);
+	CHECK_EQ(tt.cnt[0].implied_nak, 1);
+	CHECK_EQ(tt.cnt[0].rto_expired, 0);
+	printf("atomic_ack_past_lost_read_response_implied_nak: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	tt_init(&tt, argc, argv, 2);
@@ -414,6 +497,7 @@ int main(int argc, char **argv)
 	local_errors();
 	rnr();
 	retry_exhausted();
+	read_response_lost_implied_nak();
 	misaligned_atomic();
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* A tap for tt.h: records every frame on the wire (who sent it, when, opcode, PSN, AETH). */
+/* A tap for tt.h: records every frame on the wire (who sent it, when, opcode, PSN, AETH, RETH). */
 #ifndef TAP_H
 #define TAP_H
 
@@ -16,6 +16,8 @@ struct tap_rec {
 	uint8_t ackreq;
 	uint32_t psn;
 	uint32_t len;		/* payload */
+	uint64_t va;		/* RETH (0 without one) */
+	uint32_t dmalen;
 	uint64_t now;
 };
 
@@ -25,6 +27,7 @@ static unsigned int tap_n;
 static void tap_record(struct tt *tt, int from, const struct droce_pkt *pkt, struct rte_mbuf *m)
 {
 	const struct droce_aeth *a = droce_pkt_ext(pkt, DROCE_HDR_AETH);
+	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
 	struct tap_rec *r;
 
 	RTE_SET_USED(m);
@@ -37,6 +40,8 @@ static void tap_record(struct tt *tt, int from, const struct droce_pkt *pkt, str
 	r->ackreq = droce_bth_ackreq(droce_pkt_bth(pkt));
 	r->psn = droce_bth_psn(droce_pkt_bth(pkt));
 	r->len = pkt->payload_len;
+	r->va = reth != NULL ? rte_be_to_cpu_64(reth->va) : 0;
+	r->dmalen = reth != NULL ? rte_be_to_cpu_32(reth->len) : 0;
 	r->now = tt->env.now;
 }
 
