@@ -548,6 +548,7 @@ void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droc
 static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 {
 	struct droce_cm_rep *r = &id->mad.u.rep;
+	uint8_t rep_rnr_retry;
 	uint32_t qpn;
 	int rc;
 
@@ -564,7 +565,11 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 			   &id->responder_resources);
 	if (rc != 0)
 		return rc;
-	id->rnr_retry_count = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
+	/* The acceptor's RNR retry count is for the peer's QP and goes in the REP; its own QP
+	 * keeps the REQ's: in both messages the field tells the other side how often to retry
+	 * an RNR NAK of the sender's receive queue (IBA chapter 12, REQ and REP; Linux's ib_cm
+	 * gives the passive QP the REQ's). */
+	rep_rnr_retry = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
 	id->flow_control = p != NULL ? p->flow_control != 0 : id->flow_control;
 	qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num & 0xffffff;
 	if (id->pub.qp != NULL) {
@@ -589,7 +594,7 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	r->initiator_depth = id->initiator_depth;
 	r->target_ack_delay = CM_TARGET_ACK_DELAY;
 	r->flow_control = id->flow_control;
-	r->rnr_retry_count = id->rnr_retry_count;
+	r->rnr_retry_count = rep_rnr_retry;
 	r->srq = id->pub.qp != NULL ? id->pub.qp->srq != NULL : (p->srq != 0);
 	memcpy(&r->local_ca_guid, &id->agent->guid, 8);
 	r->local_ca_guid = be64toh(r->local_ca_guid);

@@ -4,8 +4,10 @@
 /*
  * An RC connection through droce's CM between droce0 (active) and droce1 (passive), public API
  * only: resolve, listen, connect with private data, the request's parameters from the
- * acceptor's point of view, accept with private data, ESTABLISHED on both sides, a SEND and an
- * RDMA READ over the QPs the CM moved (the READ needs the responder resources negotiated),
+ * acceptor's point of view, accept with private data, ESTABLISHED on both sides, the retry
+ * counts each QP got (the passive QP retries RNR NAKs as the REQ said, the active one as the
+ * REP said), a SEND and an RDMA READ over the QPs the CM moved (the READ needs the responder
+ * resources negotiated),
  * disconnect from the active side (DISCONNECTED on both, TIMEWAIT_EXIT), and the CM counters
  * of each device (REQ, REP, RTU, DREQ, DREP once each, nothing dropped).
  *
@@ -14,6 +16,16 @@
 #include "cm_test.h"
 
 #define PORT 7174
+
+static void expect_retries(struct droce_qp *qp, uint8_t retry_cnt, uint8_t rnr_retry)
+{
+	struct droce_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	CHECK_EQ(droce_query_qp(qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &init), 0);
+	CHECK_EQ(attr.retry_cnt, retry_cnt);
+	CHECK_EQ(attr.rnr_retry, rnr_retry);
+}
 
 int main(int argc, char **argv)
 {
@@ -128,6 +140,10 @@ int main(int argc, char **argv)
 		}
 		CHECK_EQ(droce_cm_ack_cm_event(ev), 0);
 	}
+	/* Each QP retries RNR NAKs as often as the other side said (the passive QP: the REQ's
+	 * count, the active QP: the REP's); both retry as often as the REQ said. */
+	expect_retries(cli->qp, 5, 7);
+	expect_retries(srv->qp, 5, 6);
 
 	/* Data: a SEND from the active side, an RDMA READ of its buffer by the passive side. */
 	memset(cbuf, 'a', sizeof(cbuf));
