@@ -189,6 +189,7 @@ struct cm_id {
 	__be64 remote_guid;
 	uint64_t service_id;
 	uint32_t remote_qpn, remote_qkey;
+	uint32_t local_qpn;		/**< ours, as the REQ or REP gave it (Linux's local_qpn) */
 	uint32_t sq_psn, rq_psn;
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count, flow_control, srq;
@@ -197,7 +198,6 @@ struct cm_id {
 	enum ibv_mtu mtu;
 	struct cm_dest dest;
 	uint32_t sidr_request_id;
-	bool qp_owned;			/**< droce_cm_create_qp() made the QP */
 	bool cq_owned;			/**< ... and the CQs in pub (none given) */
 	/* droce_cm_create_ep() of a passive endpoint: each request's QP */
 	bool ep_qp;
@@ -366,5 +366,10 @@ void cm_mcast_leave_all(struct cm_id *id);
 int cm_qp_to(struct cm_id *id, enum ibv_qp_state state);
 /** The attributes for @p state (droce_cm_init_qp_attr()). @return 0, EINVAL. */
 int cm_qp_attr(struct cm_id *id, enum ibv_qp_state state, struct ibv_qp_attr *attr, int *mask);
+/** @p id holds @p qp (id->pub.qp) until it lets go or the QP is destroyed, by whatever call:
+ *  then every id that holds it forgets it (verbs_qp_set_release()). */
+void cm_qp_hold(struct cm_id *id, struct droce_qp *qp);
+/** @p id lets go of its QP (none: nothing), which is destroyed too if @p destroy. */
+void cm_qp_drop(struct cm_id *id, bool destroy);
 
 #endif /* CM_PRIVATE_H */

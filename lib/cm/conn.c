@@ -302,6 +302,7 @@ static int connect_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	if (rc != 0)
 		return rc;
 	qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num & 0xffffff;
+	id->local_qpn = qpn;
 	id->srq = id->pub.qp != NULL ? id->pub.qp->srq != NULL : p->srq != 0;
 	id->retry_count = p != NULL ? RTE_MIN(p->retry_count, 7) : 7;
 	id->rnr_retry_count = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
@@ -572,6 +573,7 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	rep_rnr_retry = p != NULL ? RTE_MIN(p->rnr_retry_count, 7) : 7;
 	id->flow_control = p != NULL ? p->flow_control != 0 : id->flow_control;
 	qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num & 0xffffff;
+	id->local_qpn = qpn;
 	if (id->pub.qp != NULL) {
 		rc = cm_qp_to(id, IBV_QPS_RTR);
 		if (rc == 0)
@@ -908,7 +910,6 @@ void cm_rx_dreq(struct cm_agent *a, const struct cm_dest *from, const struct dro
 	const struct droce_cm_dreq *r = &m->u.dreq;
 	struct cm_id *id = cm_id_by_local(r->remote_comm_id);
 	struct droce_cm_mad drep;
-	uint32_t qpn;
 
 	if (id == NULL || id->remote_id != r->local_comm_id) {
 		/* A connection we do not know (any more): a DREP stops the peer's retries
@@ -921,10 +922,7 @@ void cm_rx_dreq(struct cm_agent *a, const struct cm_dest *from, const struct dro
 		cm_mad_send(from, &drep);
 		return;
 	}
-	qpn = id->mad.hdr.attr_id == DROCE_CM_ATTR_REP ? id->mad.u.rep.local_qpn :
-	      id->pub.qp != NULL ? id->pub.qp->qp_num : r->remote_qpn;
-	if (id->ib != IB_TIMEWAIT && r->remote_qpn != qpn && id->pub.qp != NULL &&
-	    r->remote_qpn != id->pub.qp->qp_num) {
+	if (id->ib != IB_TIMEWAIT && r->remote_qpn != id->local_qpn) {
 		a->cnt.rx_bad_qpn++;	/* not for this connection's QP: dropped, as Linux */
 		return;
 	}

@@ -188,6 +188,7 @@ void cm_id_free(struct cm_id *id)
 {
 	if (id->local_id != 0 && cm.by_local[id->local_id % CM_MAX_IDS] == id)
 		cm.by_local[id->local_id % CM_MAX_IDS] = NULL;
+	cm_qp_drop(id, false);	/* the application's now */
 	TAILQ_REMOVE(&cm.ids, id, next);
 	cm_event_forget(id);
 	if (id->chan != NULL) {
@@ -331,7 +332,7 @@ int droce_cm_destroy_id(struct droce_cm_id *pub)
 		if (id->chan->priv)
 			cm_chan_free(id->chan);
 		id->chan = NULL;
-		id->pub.qp = NULL;
+		cm_qp_drop(id, false);
 	} else {
 		cm_id_free(id);
 	}

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 
 #include "cm_private.h"
+#include "verbs_engine.h"
 
 static bool rc_ready(const struct cm_id *id, enum ibv_qp_state state)
 {
@@ -115,6 +116,44 @@ int cm_qp_to(struct cm_id *id, enum ibv_qp_state state)
 	return droce_modify_qp(id->pub.qp, &a, mask);
 }
 
+/* droce_destroy_qp() of a QP an id holds, in the destroying thread: as with librdmacm, an
+ * application may destroy an id's QP with ibv_destroy_qp() and keep the id (perftest does,
+ * then disconnects). The ids forget it under cm.lock, so the service thread, which moves an
+ * id's QP on a REP, REJ or timeout under the same lock, never touches a freed QP. */
+static void qp_released(struct droce_qp *qp)
+{
+	struct cm_id *id;
+
+	pthread_mutex_lock(&cm.lock);
+	TAILQ_FOREACH(id, &cm.ids, next)
+		if (id->pub.qp == qp)
+			id->pub.qp = NULL;
+	pthread_mutex_unlock(&cm.lock);
+}
+
+void cm_qp_hold(struct cm_id *id, struct droce_qp *qp)
+{
+	id->pub.qp = qp;
+	verbs_qp_set_release(qp, qp_released);
+}
+
+void cm_qp_drop(struct cm_id *id, bool destroy)
+{
+	struct droce_qp *qp = id->pub.qp;
+	const struct cm_id *other;
+
+	if (qp == NULL)
+		return;
+	id->pub.qp = NULL;
+	TAILQ_FOREACH(other, &cm.ids, next)
+		if (other->pub.qp == qp)
+			return;	/* still held (and never destroyed here: another id's) */
+	/* Cleared before destroying: qp_released() would wait for cm.lock, held here. */
+	verbs_qp_set_release(qp, NULL);
+	if (destroy && droce_destroy_qp(qp) != 0)
+		CM_LOG(WARNING, "QP %u not destroyed", qp->qp_num);
+}
+
 /* INIT (RC), or all the way to RTS (UD). */
 static int qp_start(struct cm_id *id)
 {
@@ -202,14 +241,11 @@ static int create_qp_locked(struct cm_id *id, struct droce_pd *pd, struct droce_
 		destroy_cqs(pub);
 		return rc;
 	}
-	pub->qp = qp;
+	cm_qp_hold(id, qp);
 	pub->pd = pd;
-	id->qp_owned = true;
 	rc = qp_start(id);
 	if (rc != 0) {
-		droce_destroy_qp(qp);
-		pub->qp = NULL;
-		id->qp_owned = false;
+		cm_qp_drop(id, true);
 		destroy_cqs(pub);
 	}
 	return rc;
@@ -246,16 +282,15 @@ int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
 	id = to_cid(pub);
 	pthread_mutex_lock(&cm.lock);
 	if (qp == NULL) {
-		pub->qp = NULL;
-		id->qp_owned = false;
+		cm_qp_drop(id, false);
 	} else if (pub->qp != NULL || pub->verbs == NULL ||
 		   qp->context->device != pub->verbs->device || qp->qp_type != pub->qp_type) {
 		rc = EINVAL;
 	} else {
-		pub->qp = qp;
+		cm_qp_hold(id, qp);
 		rc = qp_start(id);
 		if (rc != 0)
-			pub->qp = NULL;
+			cm_qp_drop(id, false);
 	}
 	pthread_mutex_unlock(&cm.lock);
 	if (rc != 0) {
@@ -271,10 +306,7 @@ void droce_cm_destroy_qp(struct droce_cm_id *pub)
 		return;
 	pthread_mutex_lock(&cm.lock);
 	cm_mcast_leave_all(to_cid(pub));	/* a QP in a group cannot be destroyed */
-	if (pub->qp != NULL && droce_destroy_qp(pub->qp) != 0)
-		CM_LOG(WARNING, "QP %u not destroyed", pub->qp->qp_num);
-	pub->qp = NULL;
-	to_cid(pub)->qp_owned = false;
+	cm_qp_drop(to_cid(pub), true);
 	destroy_cqs(pub);
 	pthread_mutex_unlock(&cm.lock);
 }

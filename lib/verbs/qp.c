@@ -200,8 +200,14 @@ struct droce_qp *verbs_create_gsi_qp(struct droce_pd *pd, struct droce_qp_init_a
 	return create_qp(pd, a, true);
 }
 
+void verbs_qp_set_release(struct droce_qp *q, verbs_qp_release_fn *fn)
+{
+	__atomic_store_n(&to_vqp(q)->release, fn, __ATOMIC_RELEASE);
+}
+
 int droce_destroy_qp(struct droce_qp *q)
 {
+	verbs_qp_release_fn *release;
 	struct droce_device *dev;
 	struct verbs_qp *qp;
 
@@ -211,6 +217,9 @@ int droce_destroy_qp(struct droce_qp *q)
 	dev = q->context->device;
 	if (verbs_qp_mcast_busy(qp) != 0)
 		return EBUSY;	/* as Linux uverbs: detach from every group first */
+	release = __atomic_exchange_n(&qp->release, NULL, __ATOMIC_ACQ_REL);
+	if (release != NULL)
+		release(q);	/* the CM id that holds it forgets it */
 	/* Out of the table first: the owner applies the detach between two iterations, so after
 	 * it no lookup that still found the QP can be in progress. */
 	pthread_mutex_lock(&dev->lock);

@@ -340,6 +340,21 @@ struct verbs_engine_ops {
  */
 struct droce_qp *verbs_create_gsi_qp(struct droce_pd *pd, struct droce_qp_init_attr *a);
 
+/* ---- QPs a layer above holds (for lib/cm) ---- */
+
+/** Told that a QP is being destroyed (see verbs_qp_set_release()). */
+typedef void verbs_qp_release_fn(struct droce_qp *qp);
+
+/**
+ * A layer above that keeps a pointer to @p qp (an RDMA CM id: the application may destroy
+ * the QP with droce_destroy_qp() or ibv_destroy_qp() instead of through the id, as with
+ * librdmacm) asks to be told first: droce_destroy_qp() calls @p fn(qp) in the destroying
+ * thread, holding no droce lock, once the QP is certain to go (after its EBUSY check) and
+ * before anything of it is freed. @p fn may take the caller's own lock; so the caller must
+ * not destroy the QP under that lock without clearing the release first. NULL clears it.
+ */
+void verbs_qp_set_release(struct droce_qp *qp, verbs_qp_release_fn *fn);
+
 /** Register the engine (one; a second call replaces the first). */
 void verbs_engine_register(const struct verbs_engine_ops *ops);
 

@@ -189,6 +189,7 @@ struct verbs_qp {
 	struct verbs_av av;
 	struct verbs_evcnt async;
 	uint32_t n_mcast;		/**< groups attached (device mcast_lock) */
+	verbs_qp_release_fn *release;	/**< verbs_qp_set_release() (atomic) */
 	/** 1: the owner watches the QP, posts ring no doorbell (verbs_qp_db_ring()). Its own
 	 *  cache line: the posting thread exchanges it on every post. */
 	uint32_t db_armed __attribute__((aligned(64)));
