@@ -18,6 +18,7 @@
 struct comp_ctx {
 	uint32_t ndone;		/* WQEs completed successfully, oldest first */
 	bool progress;
+	bool cut;		/* a retry cut the recovery window */
 };
 
 static struct req_wqe *head_wqe(struct transport_qp *t)
@@ -106,6 +107,41 @@ static void rto_rearm(struct transport_env *env, struct transport_qp *t)
 enum retry_cause { RETRY_NAK, RETRY_IMPLIED_NAK, RETRY_TIMEOUT };
 
 /*
+ * The recovery window. Go-back-N resends everything from the oldest unacknowledged PSN, and a
+ * requester that resent its whole window at each retry would flood a responder that is slow
+ * rather than gone: Linux Soft-RoCE in a busy VM answers 16 QPs' 64-packet messages 100-200
+ * ms late, each of droce's 67 ms timeouts (perftest's and the pingpongs' timeout 14) resent
+ * all 1 024 packets again, the backlog grew and a QP failed with RETRY_EXC_ERR while the peer
+ * was alive. So a retry cuts the window, as TCP does: to one packet after a timeout (nothing
+ * is known to get through), to half of what was outstanding after a NAK (the peer is alive
+ * and answered; one packet was lost). Each PSN acknowledged then opens it by one (doubling
+ * per round trip); at TRANSPORT_MAX_UNACKED the window is lifted. The packet that fills the
+ * window asks for an ACK (req.c), since Linux acknowledges only packets with AckReq set.
+ */
+static void window_cut(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
+		       enum retry_cause cause)
+{
+	struct transport_req *r = &t->req;
+	uint32_t w = 1;
+
+	if (cause != RETRY_TIMEOUT)
+		w = RTE_MAX((uint32_t)droce_psn_diff(r->psn_hwm, r->comp_psn) / 2, 1u);
+	if (r->cwnd == 0 || w < r->cwnd)
+		r->cwnd = w;
+	c->cut = true;
+	TCNT(env, t, window_cut);
+}
+
+static void window_open(struct transport_req *r, uint32_t acked)
+{
+	if (r->cwnd == 0)
+		return;
+	r->cwnd += acked;
+	if (r->cwnd >= TRANSPORT_MAX_UNACKED)
+		r->cwnd = 0;
+}
+
+/*
  * Each retry (timeout, sequence NAK, implied NAK) uses one of retry_cnt; none left is fatal.
  * Responses already in flight behind a gap (more NAKs, responses past a lost one) do not
  * start another retry until one made progress (rxe's started_retry); timeouts always do.
@@ -135,6 +171,7 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 		TCNT(env, t, implied_nak);
 	r->retry_left--;
 	r->retry_started = true;
+	window_cut(env, t, c, cause);
 	req_retry(t);
 	rto_rearm(env, t);
 }
@@ -312,6 +349,7 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	enum ibv_qp_state st = transport_state(t);
 	struct comp_ctx c = { 0 };
 	uint8_t syn = aeth != NULL ? droce_aeth_syndrome(aeth) : 0;
+	uint32_t from = r->comp_psn;
 	bool ok = true;
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD) {
@@ -349,6 +387,8 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	if (c.progress) {
 		reset_retries(t);
 		rto_rearm(env, t);
+		if (!c.cut)
+			window_open(r, (uint32_t)droce_psn_diff(r->comp_psn, from));
 	}
 	/* The requester may be retransmitting what was just acknowledged: skip ahead. */
 	if (!r->need_retry && droce_psn_lt(r->psn, r->comp_psn))

@@ -52,6 +52,7 @@ extern "C" {
 	X(retransmits,         "packets retransmitted (completer retries)") \
 	X(rto_expired,         "local ACK timeouts (requester: retry, or fail after retry_cnt)") \
 	X(implied_nak,         "retries started by an implied NAK: a response past the expected") \
+	X(window_cut,          "retries that cut the requester's window (timeout: 1, NAK: half)") \
 	X(retry_exceeded,      "QPs failed after retry_cnt transport retries") \
 	X(rnr_retry_exceeded,  "QPs failed after rnr_retry RNR retries") \
 	X(ack_sent,            "ACKs sent (coalesced)") \

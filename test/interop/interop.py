@@ -754,6 +754,24 @@ def tools_of(args):
     return tools
 
 
+def rig_config(mtu, logdir):
+    """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with
+    DROCE_INTEROP_FAULTS (e.g. "fault_drop = 10", ';'-separated) added to [engine]."""
+    config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+    faults = os.environ.get("DROCE_INTEROP_FAULTS")
+    if not faults:
+        return config
+    with open(config) as f:
+        text = f.read()
+    extra = "".join(kv.strip() + "\n" for kv in faults.split(";") if kv.strip())
+    text = text.replace("[engine]\n", "[engine]\n" + extra, 1)
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(logdir, f"droce-{mtu}.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def run_cycle(args, mtu, scs, tools, logdir):
     """One rig: up, the scenarios of this MTU, down (always). @return scenarios passed."""
     guests = 2 if args.mode == "self-check" else 1
@@ -761,7 +779,7 @@ def run_cycle(args, mtu, scs, tools, logdir):
     passed = 0
     try:
         rig.up()
-        config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
+        config = rig_config(mtu, logdir)
         for sc in scs:
             peer = GuestPeer(rig, 1, sc.tool)
             droce = (GuestPeer(rig, 2, sc.tool) if args.mode == "self-check"

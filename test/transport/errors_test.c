@@ -483,6 +483,104 @@ static void read_response_lost_implied_nak(void)
 	printf("atomic_ack_past_lost_read_response_implied_nak: ok\n");
 }
 
+/* The index in the tap of the first frame from @p from with @p psn after index @p after. */
+static unsigned int tap_index(int from, uint32_t psn, unsigned int after)
+{
+	unsigned int i;
+
+	for (i = after; i < tap_n; i++)
+		if (tap_log[i].from == from && tap_log[i].psn == psn)
+			return i;
+	fprintf(stderr, "no frame from %d with PSN %u after %u\n", from, psn, after);
+	exit(1);
+}
+
+static bool pred_sent(struct tt *t, void *arg)
+{
+	RTE_SET_USED(t);
+	return tap_count(0, -1, -1) >= *(unsigned int *)arg;
+}
+
+/*
+ * A retry does not resend the whole window at once (a slow responder would drown in it): a
+ * 16-packet WRITE lost entirely is resent after the timeout one packet at a time first, with
+ * AckReq, then in windows of 2, 4 and 8 packets (each ending with AckReq, each sent only after
+ * the ACK of the one before), then the last; a sequence NAK for the fifth packet resends half
+ * of the 12 outstanding (6, AckReq on the sixth), and the other 6 after their ACK.
+ */
+static void retry_window(void)
+{
+	static const uint32_t timeout_windows[][2] = { { 0, 1 }, { 1, 2 }, { 3, 4 }, { 7, 8 },
+						       { 15, 1 } };
+	const uint32_t mtu = 1024, len = 16 * mtu;
+	uint64_t rto = tt_ns_to_ticks(4096ull << 14), t0;
+	unsigned int sent = 16, at, w, k;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint32_t p, psn = 0;
+
+	tt_opts_default(&o);
+	p = o.psn[0];
+	q = fresh(&o);
+	tt_fill(lbuf, len, 3);
+	memset(rbuf, 0, len);
+	wr_rdma(&wr, &sge, IBV_WR_RDMA_WRITE, len, (uintptr_t)rbuf, rmr->rkey);
+	tt.blackhole[1] = true;
+	t0 = tt.env.now;
+	tt_post_send(q, &wr);
+	CHECK(tt_run(&tt, pred_sent, &sent, NS_LIMIT));
+	tt.blackhole[1] = false;
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, &wc, NS_LIMIT), 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(memcmp(lbuf, rbuf, len), 0);
+	CHECK_EQ(tap_count(0, -1, -1), 16 + 16);
+	at = 16;
+	for (w = 0; w < RTE_DIM(timeout_windows); w++) {
+		for (k = 0; k < timeout_windows[w][1]; k++, at++) {
+			psn = droce_psn_add(p, timeout_windows[w][0] + k);
+			CHECK_EQ(tap_log[at].from, 0);
+			CHECK_EQ(tap_log[at].psn, psn);
+			CHECK_EQ(tap_log[at].ackreq, k + 1 == timeout_windows[w][1]);
+			if (w == 0)
+				CHECK(tap_log[at].now - t0 >= rto);
+		}
+		/* the window's ACK came before anything more was sent */
+		at = tap_index(1, psn, at) + 1;
+	}
+	CHECK_EQ(tt.cnt[0].rto_expired, 1);
+	CHECK_EQ(tt.cnt[0].window_cut, 1);
+	CHECK_EQ(tt.cnt[0].retransmits, 16);
+	printf("retry_window_after_timeout_one_then_doubling: ok\n");
+
+	q = fresh(&o);
+	tt_fill(lbuf, len, 4);
+	memset(rbuf, 0, len);
+	tt.drop_psn[0] = droce_psn_add(p, 4);
+	t0 = tt.env.now;
+	tt_post_send(q, &wr);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, &wc, NS_LIMIT), 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(memcmp(lbuf, rbuf, len), 0);
+	CHECK(tt.env.now - t0 < rto);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR), 1);
+	at = tap_index(1, droce_psn_add(p, 4), 0) + 1;	/* the NAK */
+	for (k = 4; k < 16; k++, at++) {
+		if (k == 10)
+			at = tap_index(1, droce_psn_add(p, 9), at) + 1;	/* the ACK of 6 */
+		CHECK_EQ(tap_log[at].from, 0);
+		CHECK_EQ(tap_log[at].psn, droce_psn_add(p, k));
+		CHECK_EQ(tap_log[at].ackreq, k == 9 || k == 15);
+	}
+	CHECK_EQ(tt.cnt[0].nak_rcvd, 1);
+	CHECK_EQ(tt.cnt[0].window_cut, 1);
+	CHECK_EQ(tt.cnt[0].rto_expired, 0);
+	CHECK_EQ(tt.cnt[0].retransmits, 12);
+	printf("retry_window_after_nak_half_then_rest: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	tt_init(&tt, argc, argv, 2);
@@ -498,6 +596,7 @@ int main(int argc, char **argv)
 	rnr();
 	retry_exhausted();
 	read_response_lost_implied_nak();
+	retry_window();
 	misaligned_atomic();
 	return 0;
 }
