@@ -115,7 +115,7 @@ enum retry_cause { RETRY_NAK, RETRY_IMPLIED_NAK, RETRY_TIMEOUT };
  * was alive. So a retry cuts the window, as TCP does: to one packet after a timeout (nothing
  * is known to get through), to half of what was outstanding after a NAK (the peer is alive
  * and answered; one packet was lost). Each PSN acknowledged then opens it by one (doubling
- * per round trip); at TRANSPORT_MAX_UNACKED the window is lifted. The packet that fills the
+ * per round trip) up to TRANSPORT_MAX_UNACKED, the requester's limit. The packet that fills the
  * window asks for an ACK (req.c), since Linux acknowledges only packets with AckReq set.
  */
 static void window_cut(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
@@ -126,19 +126,14 @@ static void window_cut(struct transport_env *env, struct transport_qp *t, struct
 
 	if (cause != RETRY_TIMEOUT)
 		w = RTE_MAX((uint32_t)droce_psn_diff(r->psn_hwm, r->comp_psn) / 2, 1u);
-	if (r->cwnd == 0 || w < r->cwnd)
-		r->cwnd = w;
+	r->cwnd = RTE_MIN(r->cwnd, w);
 	c->cut = true;
 	TCNT(env, t, window_cut);
 }
 
 static void window_open(struct transport_req *r, uint32_t acked)
 {
-	if (r->cwnd == 0)
-		return;
-	r->cwnd += acked;
-	if (r->cwnd >= TRANSPORT_MAX_UNACKED)
-		r->cwnd = 0;
+	r->cwnd = RTE_MIN(r->cwnd + acked, (uint32_t)TRANSPORT_MAX_UNACKED);
 }
 
 /*

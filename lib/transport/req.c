@@ -43,7 +43,7 @@ void req_reset(struct transport_qp *t, uint32_t psn)
 	r->psn = r->psn_hwm = r->comp_psn = psn;
 	r->nrd = 0;
 	r->noack = 0;
-	r->cwnd = 0;
+	r->cwnd = TRANSPORT_MAX_UNACKED;
 	r->need_retry = false;
 	r->retry_started = false;
 	r->rnr_wait = false;
@@ -226,12 +226,14 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 								       w->wr.atomic.compare_add;
 }
 
-/* Would a packet at @p psn be outside the recovery window (comp.c, window_cut())? The oldest
- * unacknowledged PSN is always inside: a READ asking for more responses than the window
- * still goes, alone. */
+/* Would a packet at @p psn be outside the window of unacknowledged PSNs (cut while recovering
+ * from a loss: comp.c, window_cut())? The oldest unacknowledged PSN is always inside: a READ
+ * asking for more responses than the window still goes, alone. @p psn is never before
+ * comp_psn here: when an ACK moves comp_psn past the requester's PSN, comp_rx() asks for a
+ * rewind (req_retry()), which req_tx() does before anything else. */
 static inline bool window_full(const struct transport_req *r, uint32_t psn)
 {
-	return r->cwnd != 0 && droce_psn_diff(psn, r->comp_psn) >= (int32_t)r->cwnd;
+	return !droce_psn_in_window(psn, r->comp_psn, r->cwnd);
 }
 
 /* Build and send the next packet of @e. @return 0, -ENOMEM (try later). */
@@ -282,7 +284,7 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 	h.psn = r->psn;
 	/* AckReq on the last packet of a message, and now and then inside long ones so
 	 * that the window keeps moving (rxe does the same); and on the packet that fills
-	 * the recovery window, which waits for that ACK. */
+	 * the window, which waits for that ACK. */
 	h.ackreq = last || ++r->noack >= TRANSPORT_ACKREQ_EVERY ||
 		   window_full(r, droce_psn_add(r->psn, 1));
 	if (h.ackreq)
@@ -336,16 +338,13 @@ void req_retry(struct transport_qp *t)
 	t->req.need_retry = true;
 }
 
-static bool req_sendable(const struct transport_qp *t, const struct req_wqe *e)
+static __rte_always_inline bool req_sendable(const struct transport_qp *t, const struct req_wqe *e)
 {
 	const struct transport_req *r = &t->req;
 
-	if (window_full(r, r->psn))
-		return false;
-	if (e->started)
-		return true;	/* a retransmission, or the rest of a message */
-	return req_may_start(t, e) &&
-	       droce_psn_diff(r->psn, r->comp_psn) < TRANSPORT_MAX_UNACKED;
+	if (e->started)	/* a retransmission, or the rest of a message */
+		return !window_full(r, r->psn);
+	return req_may_start(t, e) && !window_full(r, r->psn);
 }
 
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)

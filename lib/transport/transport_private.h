@@ -84,8 +84,8 @@ struct transport_req {
 	uint32_t comp_psn;		/**< oldest PSN not acknowledged */
 	uint32_t nrd;			/**< started READ/ATOMIC WQEs not completed */
 	uint32_t noack;			/**< packets sent since the last AckReq */
-	/** Recovery window: PSNs that may be unacknowledged while recovering from a loss, 0
-	 *  when not recovering (TRANSPORT_MAX_UNACKED then). See comp.c, window_cut(). */
+	/** PSNs that may be unacknowledged: TRANSPORT_MAX_UNACKED, less while recovering from
+	 *  a loss (comp.c, window_cut()). */
 	uint32_t cwnd;
 	uint8_t retry_left;		/**< transport retries left (retry_cnt) */
 	uint8_t rnr_left;		/**< RNR retries left (rnr_retry; 7 = infinite) */
