@@ -24,8 +24,9 @@ Steps, each named when it fails:
   read         the host writes another pattern into the backing file; the guest reads the LUN
                with O_DIRECT (64 KiB blocks) and gets exactly those bytes
   lossy        a write (1 MiB blocks) and a read of --lossy-mb MiB (default 16) while 1 % of
-               droce's frames (--loss, per mille: droce's [engine] fault_drop) and 1 in 128
-               of the guest's (a u32 filter on the IP ID towards droce's port) are dropped:
+               droce's frames are dropped, 1 % reordered and 1 % duplicated (--loss, per
+               mille: droce's [engine] fault_drop, fault_reorder, fault_dup) and 1 in 128 of
+               the guest's (a u32 filter on the IP ID towards droce's port) are dropped:
                no error, every byte right, and droce's counters show the loss being repaired
                (read by telemetry). Each lost frame that nothing follows costs a local ACK
                timeout, which rdma_cm sets to 2.1 s (timeout 19) on both sides: small
@@ -404,7 +405,8 @@ def main():
     ap.add_argument("--logdir", required=True)
     ap.add_argument("--mb", type=int, default=64, help="LUN size in MiB (>= 9)")
     ap.add_argument("--loss", type=int, default=10,
-                    help="droce's fault_drop in the lossy step, per mille")
+                    help="droce's fault_drop, fault_reorder and fault_dup in the lossy step, "
+                         "per mille")
     ap.add_argument("--lossy-mb", type=int, default=16,
                     help="MiB written and read in the lossy step (>= 9)")
     ap.add_argument("--measure", action="store_true",
@@ -451,7 +453,9 @@ def main():
             c = telemetry(prefix, "/droce/counters,rig0") or {}
             gd = guest_dropped(rig)
             interop.log(f"iser: lossy: droce dropped {c.get('fault_dropped')} of its frames, "
-                        f"the bridge {gd} of the guest's; droce retransmitted "
+                        f"reordered {c.get('fault_reordered')}, duplicated "
+                        f"{c.get('fault_duplicated')}; the bridge dropped {gd} of the guest's; "
+                        f"droce retransmitted "
                         f"{c.get('retransmits')} packets (timeouts {c.get('rto_expired')}, "
                         f"NAKs received {c.get('nak_rcvd')}, implied NAKs "
                         f"{c.get('implied_nak')}, window cuts {c.get('window_cut')}), sent "
@@ -469,7 +473,8 @@ def main():
                 raise interop.StepFailed("lossy", "a QP exhausted its retries")
 
         tgt.config = droce_config(1500, logdir, prefix,
-                                  f"fault_drop = {args.loss}\nfault_seed = 7\n")
+                                  f"fault_drop = {args.loss}\nfault_reorder = {args.loss}\n"
+                                  f"fault_dup = {args.loss}\nfault_seed = 7\n")
         guest_loss(rig, True)
         try:
             session(rig, tgt, ini, size, "lossy", lossy_io, idle_after_logout)
