@@ -30,8 +30,8 @@
 #include "blockd.h"
 #include "droce_engine.h"
 
-static volatile int stop;
-static volatile int listening;
+static int stop;		/* atomic: also written by the signal handler */
+static int listening;		/* atomic */
 
 static void usage(void)
 {
@@ -47,7 +47,7 @@ static void usage(void)
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);	/* lock-free: async-signal-safe */
 }
 
 /* -l: the address of the configuration's second device, where the server listens. */
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 		usleep(1000);	/* a connect before the listen would be refused (REJ 8) */
 	rc = report(&co, &res, blk_client_run(&co, &res));
 	if (rc != 0)
-		stop = 1;	/* the server would wait for clients that never come */
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);	/* no more clients will come */
 	pthread_join(th, NULL);
 	if (st.rc != 0)
 		fprintf(stderr, "blockd server: %s\n", strerror(st.rc));

@@ -77,8 +77,8 @@ struct blk_server_opts {
 	unsigned int workers;
 	bool events;			/* completion channels instead of busy polling */
 	unsigned int exit_after;	/* clients served before exiting (0: until SIGINT/SIGTERM) */
-	volatile int *stop;
-	volatile int *ready;		/* set once listening (may be NULL) */
+	int *stop;			/* the server ends when it reads 1 (atomic) */
+	int *ready;			/* 1 once listening (atomic; may be NULL) */
 };
 
 struct blk_client_opts {

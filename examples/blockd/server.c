@@ -72,7 +72,7 @@ struct srv {
 	struct worker *w;
 	unsigned int next_worker;
 	unsigned int accepted;		/* connections made (served when reaped) */
-	volatile int stop;
+	int stop;			/* atomic: the workers end */
 };
 
 static int post_req_buf(struct srv *s, uint32_t i)
@@ -189,7 +189,7 @@ static void *worker_main(void *arg)
 	struct ibv_wc wc[16];
 	int i, n;
 
-	while (!w->srv->stop) {
+	while (!__atomic_load_n(&w->srv->stop, __ATOMIC_RELAXED)) {
 		n = blk_cq_wait(w->cq, w->ch, w->srv->ctx, wc, 16);
 		for (i = 0; i < n; i++)
 			on_wc(w, &wc[i]);
@@ -250,7 +250,7 @@ static void teardown(struct srv *s)
 {
 	unsigned int i;
 
-	s->stop = 1;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; s->w != NULL && i < s->o->workers; i++) {
 		struct worker *w = &s->w[i];
 
@@ -276,6 +276,15 @@ static void teardown(struct srv *s)
 }
 
 /* ---- The CM thread: accept, hand out, tear down ---- */
+
+/* The connection goes: its worker takes no more requests of it (under the worker's lock,
+ * which its worker holds while it looks at the connection). */
+static void conn_close(struct conn *c)
+{
+	pthread_mutex_lock(&c->w->lock);
+	c->closing = true;
+	pthread_mutex_unlock(&c->w->lock);
+}
 
 static void conn_request(struct srv *s, struct droce_cm_id *id)
 {
@@ -326,7 +335,7 @@ static void conn_request(struct srv *s, struct droce_cm_id *id)
 	p.private_data = &hello;
 	p.private_data_len = sizeof(hello);
 	if (droce_cm_accept(id, &p) != 0) {
-		c->closing = true;	/* reaped with the others that close */
+		conn_close(c);	/* reaped with the others that close */
 		droce_cm_reject(id, NULL, 0);
 	}
 }
@@ -366,7 +375,7 @@ static void reap_all(struct srv *s, unsigned int *served, bool all)
 				continue;
 			if (all && !c->closing) {
 				droce_cm_disconnect(c->id);
-				c->closing = true;
+				conn_close(c);
 			}
 			if (conn_reap(c))
 				(*served)++;
@@ -408,7 +417,8 @@ int blk_server_run(const struct blk_server_opts *o)
 	       (unsigned long long)(o->size >> 20), o->addr, o->port, o->workers,
 	       o->events ? "completion channels" : "busy polling");
 	fflush(stdout);
-	while (!*o->stop && (o->exit_after == 0 || served < o->exit_after)) {
+	while (!__atomic_load_n(o->stop, __ATOMIC_RELAXED) &&
+	       (o->exit_after == 0 || served < o->exit_after)) {
 		reap_all(&s, &served, false);
 		ev = blk_event(s.ch, s.ctx, 100);
 		if (ev == NULL)
@@ -425,7 +435,7 @@ int blk_server_run(const struct blk_server_opts *o)
 		case RDMA_CM_EVENT_CONNECT_ERROR:
 		case RDMA_CM_EVENT_UNREACHABLE:
 			if (c != NULL)
-				c->closing = true;
+				conn_close(c);
 			break;
 		default:
 			break;

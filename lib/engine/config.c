@@ -24,6 +24,10 @@
  *                            fault injection on every device's RoCE TX path, per mille of
  *                            frames (0: off, the default), delayed frames held US
  *                            microseconds (100), PRNG seed S (fault.c; for tests)
+ *   log_counters = 0|1       when a device closes (its last context, or the process ends
+ *                            through the drop-in), log its counters that are not 0 (0, the
+ *                            default): what a short-lived program such as perftest did on the
+ *                            wire, without telemetry
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -146,6 +150,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 1000, &c->fault_corrupt);
 	if (strcmp(k, "fault_seed") == 0)
 		return parse_uint(v, UINT32_MAX, &c->fault_seed);
+	if (strcmp(k, "log_counters") == 0)
+		return parse_uint(v, 1, &c->log_counters);
 	return -EINVAL;
 }
 

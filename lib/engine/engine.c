@@ -13,6 +13,7 @@
  * more the lcores return (they are launched again by the next open).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,28 @@ int engine_device_open(struct droce_device *dev)
 	return rc;
 }
 
+/* [engine] log_counters: one line of the counters that are not 0, with the parser's reasons
+ * (the device is off its lcore: nothing changes them any more). */
+static void log_counters(const struct engine_dev *edev, struct droce_device *dev)
+{
+	const uint64_t *v = (const uint64_t *)&edev->cnt;
+	char line[4096];
+	const char *name;
+	size_t n = 0;
+	unsigned int i;
+
+	for (i = 0; (name = droce_counter_name(i)) != NULL && n < sizeof(line); i++)
+		if (v[i] != 0)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64, name, v[i]);
+	for (i = 0; i < DROCE_PARSE_ERR_NUM && n < sizeof(line); i++)
+		if (edev->cnt.parse_err[i] != 0)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " parse_err[%s]=%" PRIu64,
+					      droce_parse_err_name((enum droce_parse_err)i),
+					      edev->cnt.parse_err[i]);
+	ENGINE_LOG(NOTICE, "%s: counters at close:%s", droce_get_device_name(dev),
+		   n != 0 ? line : " all 0");
+}
+
 void engine_device_close(struct droce_device *dev)
 {
 	struct engine_dev *edev = verbs_device_engine(dev);
@@ -417,6 +440,8 @@ void engine_device_close(struct droce_device *dev)
 		return;
 	pthread_mutex_lock(&eng.lock);
 	engine_lcore_call(edev->lc, remove_dev, edev);
+	if (engine_cfg.log_counters)
+		log_counters(edev, dev);
 	edev->lc = NULL;
 	engine_port_stop(edev);
 	if (--eng.n_open == 0)

@@ -63,6 +63,7 @@ struct engine_config {
 	unsigned int fault_delay_us;
 	unsigned int fault_corrupt;	/**< per mille of frames with one bit flipped */
 	unsigned int fault_seed;
+	unsigned int log_counters;	/**< 1: log a device's counters when it closes */
 };
 
 struct engine_lcore;

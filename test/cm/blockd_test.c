@@ -26,7 +26,7 @@
 #define PORT 7191
 #define DISK (16ull << 20)
 
-static volatile int stop_server;
+static int stop_server;		/* never set: the server ends after its clients */
 
 static void *server(void *arg)
 {
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	struct blk_client_opts co = { .addr = "10.99.0.2", .port = PORT, .conns = 3, .depth = 8,
 				      .io = 8192, .read_pct = 50, .ops = 2000, .verify = true };
 	struct blk_client_result res;
-	volatile int ready = 0;
+	int ready = 0;
 	pthread_t th;
 	void *ret;
 	int pass;

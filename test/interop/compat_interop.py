@@ -6,8 +6,12 @@ the same unmodified binaries on Linux Soft-RoCE in a qemu guest of the rxe rig (
 droce-run on the rig's host endpoint (config/rig.ini at rig MTU 1500, IB MTU 1024;
 config/rig9000.ini at 9000, IB MTU 4096), rxe0 in guest g1. Both roles for every tool.
 
-usage: compat_interop.py [--mtu 1500,9000] [--tool LIST|all] [--only REGEX] [--list]
+usage: compat_interop.py [--mtu 1500,9000] [--tool LIST|all] [--only REGEX] [--list] [--lossy]
                          --build DIR --rig DIR --logdir DIR
+
+With --lossy, a lossy link (LOSSY_FAULTS and 1 in 128 of the guest's frames dropped on the
+bridge): every run must still pass, and droce's counters (logged when the tool exits) must
+show the faults repaired and no QP out of retries.
 
 tools: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw (CMP_AND_SWAP and FETCH_AND_ADD),
 ib_write_lat, ib_read_lat, ib_send_lat (perftest 4.5: -n 100 for bandwidth, -n 20 for
@@ -167,23 +171,61 @@ def run_guest_server(rig, case, config, runner, logf):
         rig.gx(1, f"killall {case.tool} 2>/dev/null; true")
 
 
+# --lossy: 1 % of droce's frames dropped, 1 % held back behind the next, 1 % duplicated (droce's
+# fault injection), 1 in 128 of the guest's dropped on the bridge; droce logs its counters when
+# the tool exits.
+LOSSY_FAULTS = "fault_drop = 10; fault_reorder = 10; fault_dup = 10; log_counters = 1"
+COUNTERS_RE = re.compile(r"rig0: counters at close:(.*)$", re.M)
+
+
+def explain_loss(out, guest_dropped):
+    """@return None when droce's counters (its "counters at close" line in @out) show the
+    faults of the run and their repair, else why not; and a summary."""
+    m = COUNTERS_RE.search(out)
+    if m is None:
+        return "droce logged no counters at close", ""
+    c = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1))}
+    faults = c.get("fault_dropped", 0) + c.get("fault_reordered", 0) + guest_dropped
+    repair = sum(c.get(k, 0) for k in ("retransmits", "duplicate_request", "out_of_sequence",
+                                       "seq_nak_sent", "rx_resp_dropped"))
+    summary = (f"faults: droce dropped {c.get('fault_dropped', 0)}, reordered "
+               f"{c.get('fault_reordered', 0)}, duplicated {c.get('fault_duplicated', 0)}, "
+               f"the bridge dropped {guest_dropped}; droce retransmitted "
+               f"{c.get('retransmits', 0)} (timeouts {c.get('rto_expired', 0)}, NAKs "
+               f"{c.get('nak_rcvd', 0)}), saw {c.get('duplicate_request', 0)} duplicates and "
+               f"{c.get('out_of_sequence', 0)} out of sequence")
+    if c.get("retry_exceeded", 0):
+        return "a QP ran out of retries", summary
+    if faults and not repair:
+        return "faults happened but droce's counters show no repair", summary
+    return None, summary
+
+
 def run_cycle(args, mtu, cases, logdir):
     rig = interop.Rig(os.path.abspath(args.rig), 1, mtu)
-    config = interop.rig_config(mtu, logdir)
+    config = interop.rig_config(mtu, logdir, LOSSY_FAULTS if args.lossy else None)
     runner = os.path.join(args.build, "app", "droce-run", "droce-run")
     passed = failed = 0
     try:
         rig.up()
+        if args.lossy:
+            rig.drop_towards_droce(128)
         for case in cases:
             for role, fn in (("server", run_droce_server), ("client", run_guest_server)):
                 name = f"{case.name} droce={role}"
                 logf = os.path.join(logdir, re.sub(r"[^\w.=-]+", "_", name) + ".log")
                 t0 = time.time()
+                gd = rig.dropped_towards_droce()
                 err = fn(rig, case, config, runner, logf)
                 dt = time.time() - t0
+                summary = ""
+                if err is None and args.lossy:
+                    err, summary = explain_loss(open(logf).read(),
+                                                rig.dropped_towards_droce() - gd)
+                    summary = "; " + summary
                 if err is None:
                     passed += 1
-                    interop.log(f"[PASS] {name} ({dt:.1f} s)")
+                    interop.log(f"[PASS] {name} ({dt:.1f} s){summary}")
                 else:
                     failed += 1
                     interop.log(f"[FAIL] {name} ({dt:.1f} s): {err}")
@@ -204,6 +246,9 @@ def main():
     ap.add_argument("--tool", default="all")
     ap.add_argument("--only", default=None)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--lossy", action="store_true",
+                    help="1 %% of droce's frames dropped, reordered and duplicated, 1 in 128 "
+                         "of the guest's dropped; droce's counters must show the repair")
     args = ap.parse_args()
     mtus = [int(m) for m in args.mtu.split(",")]
     tools = None if args.tool == "all" else set(args.tool.split(","))

@@ -158,6 +158,42 @@ class Rig:
         p = run([os.path.join(self.dir, "down.sh")], timeout=120, env=self.env)
         log(f"interop: rig down ({time.time() - t0:.1f} s){'' if p.returncode == 0 else ': ' + p.stderr}")
 
+    # Loss towards droce: the guests' RoCE frames whose IPv4 ID (Linux counts it up per frame,
+    # so a retransmission has another one) has its low bits 0, 1 in @one_in (a power of two),
+    # go to a drop class on the bridge port to droce's endpoint (HTB, a pfifo of limit 0: this
+    # kernel has no netem). droce's own frames carry ID 0: droce drops them itself ([engine]
+    # fault_drop).
+    LOSS_PORT = "rxehost0-br"
+
+    def drop_towards_droce(self, one_in):
+        """Drop 1 in @one_in of the guests' RoCE frames to droce (0: stop dropping)."""
+        if not one_in:
+            run(self.nsexec(["tc", "qdisc", "del", "dev", self.LOSS_PORT, "root"]))
+            return
+        dev = self.LOSS_PORT
+        for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                     "r2q", "100000"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+                     "rate", "100gbit"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:2", "htb",
+                     "rate", "100gbit"],
+                    ["qdisc", "add", "dev", dev, "parent", "1:2", "handle", "2:", "pfifo",
+                     "limit", "0"],
+                    ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                     "u32", "match", "ip", "protocol", "17", "0xff",
+                     "match", "ip", "dport", "4791", "0xffff",
+                     "match", "u16", "0x0000", f"{one_in - 1:#06x}", "at", "4",
+                     "flowid", "1:2"]):
+            p = run(self.nsexec(["tc"] + cmd))
+            if p.returncode != 0:
+                raise StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
+
+    def dropped_towards_droce(self):
+        """The guests' frames dropped so far by drop_towards_droce()."""
+        out = run(self.nsexec(["tc", "-s", "qdisc", "show", "dev", self.LOSS_PORT])).stdout
+        m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
+        return int(m.group(1)) if m else 0
+
     def gx(self, n, cmd, timeout=60):
         return run([os.path.join(self.dir, "gx.sh"), str(n), "--timeout", str(timeout), cmd],
                    timeout=timeout + 10, env=self.env)
@@ -754,11 +790,11 @@ def tools_of(args):
     return tools
 
 
-def rig_config(mtu, logdir):
-    """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with
-    DROCE_INTEROP_FAULTS (e.g. "fault_drop = 10", ';'-separated) added to [engine]."""
+def rig_config(mtu, logdir, faults=None):
+    """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with @faults
+    (or else DROCE_INTEROP_FAULTS; e.g. "fault_drop = 10", ';'-separated) added to [engine]."""
     config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
-    faults = os.environ.get("DROCE_INTEROP_FAULTS")
+    faults = faults if faults is not None else os.environ.get("DROCE_INTEROP_FAULTS")
     if not faults:
         return config
     with open(config) as f:

@@ -101,9 +101,13 @@ class Target:
         f = open(self.logf, "a")
         f.write(f"--- tgtd -f -C {CTL} on droce-run -c {self.config}\n")
         f.flush()
+        # A session of its own: killing it kills tgtd too, not only the timeout wrapper (an
+        # orphaned tgtd would keep the 1 GiB SysV pool it takes from the hugepages when it
+        # can, and every later DPDK program that needs them would fail).
         self.p = subprocess.Popen(self.rig.nsexec(["timeout", str(TGT_TIMEOUT), self.runner,
                                                    "-c", self.config, "tgtd", "-f", "-C", CTL]),
-                                  stdout=f, stderr=subprocess.STDOUT, cwd=TOP)
+                                  stdout=f, stderr=subprocess.STDOUT, cwd=TOP,
+                                  start_new_session=True)
         t_end = time.time() + 60
         while time.time() < t_end:
             if self.p.poll() is not None:
@@ -170,15 +174,17 @@ class Target:
         except subprocess.TimeoutExpired:
             with open(self.logf, "a") as f:
                 f.write(interop.describe_stuck(self.p.pid))
-            self.p.kill()
-            self.p.wait()
+            self.kill()
             rc = None
         self.p = None
         return rc
 
     def kill(self):
-        if self.p is not None and self.p.poll() is None:
-            self.p.send_signal(signal.SIGKILL)
+        if self.p is not None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.p.wait()
         self.p = None
         self.tids = []
@@ -314,40 +320,6 @@ def telemetry(prefix, cmd):
         s.close()
 
 
-# Loss towards droce: the guest's RoCE frames whose IPv4 ID (Linux counts it up per frame, so
-# a retransmission has another one) ends in seven 0 bits, 1 in 128, go to a drop class on the
-# bridge port to droce (HTB, a pfifo of limit 0: this kernel has no netem). droce's own frames
-# carry ID 0; droce drops 1 % of them itself (fault injection).
-LOSS_PORT = "rxehost0-br"
-
-
-def guest_loss(rig, on):
-    if not on:
-        interop.run(rig.nsexec(["tc", "qdisc", "del", "dev", LOSS_PORT, "root"]))
-        return
-    for cmd in (["qdisc", "add", "dev", LOSS_PORT, "root", "handle", "1:", "htb", "default",
-                 "1", "r2q", "100000"],
-                ["class", "add", "dev", LOSS_PORT, "parent", "1:", "classid", "1:1", "htb",
-                 "rate", "100gbit"],
-                ["class", "add", "dev", LOSS_PORT, "parent", "1:", "classid", "1:2", "htb",
-                 "rate", "100gbit"],
-                ["qdisc", "add", "dev", LOSS_PORT, "parent", "1:2", "handle", "2:", "pfifo",
-                 "limit", "0"],
-                ["filter", "add", "dev", LOSS_PORT, "parent", "1:", "protocol", "ip", "prio",
-                 "1", "u32", "match", "ip", "protocol", "17", "0xff",
-                 "match", "ip", "dport", "4791", "0xffff",
-                 "match", "u16", "0x0000", "0x007f", "at", "4", "flowid", "1:2"]):
-        p = interop.run(rig.nsexec(["tc"] + cmd))
-        if p.returncode != 0:
-            raise interop.StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
-
-
-def guest_dropped(rig):
-    out = interop.run(rig.nsexec(["tc", "-s", "qdisc", "show", "dev", LOSS_PORT])).stdout
-    m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
-    return int(m.group(1)) if m else 0
-
-
 def session(rig, tgt, ini, dev_size, step, fn, after_logout):
     """Start tgtd, log in over iSER, run @fn(dev), log out, @after_logout(step) (tgtd still
     running), stop tgtd cleanly."""
@@ -451,7 +423,7 @@ def main():
         def lossy_io(dev):
             check_both_ways(ini, dev, lun, args.lossy_mb, "lossy", "host pattern 2", False)
             c = telemetry(prefix, "/droce/counters,rig0") or {}
-            gd = guest_dropped(rig)
+            gd = rig.dropped_towards_droce()
             interop.log(f"iser: lossy: droce dropped {c.get('fault_dropped')} of its frames, "
                         f"reordered {c.get('fault_reordered')}, duplicated "
                         f"{c.get('fault_duplicated')}; the bridge dropped {gd} of the guest's; "
@@ -475,11 +447,11 @@ def main():
         tgt.config = droce_config(1500, logdir, prefix,
                                   f"fault_drop = {args.loss}\nfault_reorder = {args.loss}\n"
                                   f"fault_dup = {args.loss}\nfault_seed = 7\n")
-        guest_loss(rig, True)
+        rig.drop_towards_droce(128)
         try:
             session(rig, tgt, ini, size, "lossy", lossy_io, idle_after_logout)
         finally:
-            guest_loss(rig, False)
+            rig.drop_towards_droce(0)
 
         tgt.config = clean
 
