@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ static struct {
 	TAILQ_HEAD(, compat_ctx) ctxs;	/**< those contexts (closed at exit) */
 	pid_t pid;			/**< the process that opened them */
 	pthread_t driver;		/**< inline engine only */
+	sem_t driver_started;		/**< posted once the driver thread runs driver_main() */
 	bool driver_run;
 	bool inline_engine;		/**< set before the first context is returned */
 	uint64_t app_poll_ns;		/**< last time an application thread drove the engine */
@@ -165,6 +167,7 @@ static void *driver_main(void *arg)
 	struct droce_context *ctx = arg;
 	unsigned int idle = 0;
 
+	sem_post(&g.driver_started);
 	while (__atomic_load_n(&g.driver_run, __ATOMIC_ACQUIRE)) {
 		if (now_ns() - __atomic_load_n(&g.app_poll_ns, __ATOMIC_RELAXED) <
 		    DRIVER_BACKOFF_NS) {
@@ -194,9 +197,17 @@ static int driver_create(struct droce_context *ctx)
 	sigfillset(&all);
 	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&all, faults[i]);
+	if (sem_init(&g.driver_started, 0, 0) != 0)
+		return errno;
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&g.driver, NULL, driver_main, ctx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Return once it runs driver_main(): glibc starts a thread with every signal blocked
+	 * and gives it the inherited mask just before that (verbs_thread_create() does the
+	 * same for droce's own threads). */
+	while (rc == 0 && sem_wait(&g.driver_started) != 0 && errno == EINTR)
+		;
+	sem_destroy(&g.driver_started);
 	return rc;
 }
 

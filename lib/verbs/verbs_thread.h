@@ -34,8 +34,9 @@ void verbs_signals_block(sigset_t *old);
 void verbs_signals_restore(const sigset_t *old);
 
 /**
- * pthread_create() for a thread of droce's: it starts with every asynchronous signal blocked.
- * @return 0, or pthread_create()'s error number (EAGAIN, ...).
+ * pthread_create() for a thread of droce's: it starts with every asynchronous signal blocked,
+ * and runs @p fn by the time this returns (its mask is then the one it keeps).
+ * @return 0, or pthread_create()'s error number (EAGAIN, ...), or sem_init()'s.
  */
 int verbs_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 
