@@ -188,37 +188,15 @@ REJ_PORTS = ("rxetap1", "rxehost0-br")    # towards guest 1, towards droce
 def drop_unserved_rejs(rig, on):
     """Drop (@on) REJ 8 MADs on REJ_PORTS, or stop dropping; StepFailed if tc refuses."""
     for dev in REJ_PORTS:
-        if not on:
-            interop.run(rig.nsexec(["tc", "qdisc", "del", "dev", dev, "root"]))
-            continue
-        for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
-                     "r2q", "100000"],
-                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-                     "rate", "100gbit"],
-                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:2", "htb",
-                     "rate", "100gbit"],
-                    ["qdisc", "add", "dev", dev, "parent", "1:2", "handle", "2:", "pfifo",
-                     "limit", "0"],
-                    ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
-                     "u32", "match", "ip", "protocol", "17", "0xff",
-                     "match", "ip", "dport", "4791", "0xffff",
-                     "match", "u32", "0x00000001", "0x00ffffff", "at", "32",
-                     "match", "u8", "0x07", "0xff", "at", "49",
-                     "match", "u16", "0x0012", "0xffff", "at", "64",
-                     "match", "u16", "0x0008", "0xffff", "at", "82", "flowid", "1:2"]):
-            p = interop.run(rig.nsexec(["tc"] + cmd))
-            if p.returncode != 0:
-                raise interop.StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
+        rig.drop(dev, ["match", "u32", "0x00000001", "0x00ffffff", "at", "32",
+                       "match", "u8", "0x07", "0xff", "at", "49",
+                       "match", "u16", "0x0012", "0xffff", "at", "64",
+                       "match", "u16", "0x0008", "0xffff", "at", "82"] if on else None)
 
 
 def dropped_rejs(rig):
     """How many REJ 8 MADs the bridge dropped (the drop class's qdisc 2:, both ports)."""
-    n = 0
-    for dev in REJ_PORTS:
-        out = interop.run(rig.nsexec(["tc", "-s", "qdisc", "show", "dev", dev])).stdout
-        m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
-        n += int(m.group(1)) if m else 0
-    return n
+    return sum(rig.dropped(dev) for dev in REJ_PORTS)
 
 
 def run_tool(ctx, case):

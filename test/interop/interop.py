@@ -165,12 +165,13 @@ class Rig:
     # fault_drop).
     LOSS_PORT = "rxehost0-br"
 
-    def drop_towards_droce(self, one_in):
-        """Drop 1 in @one_in of the guests' RoCE frames to droce (0: stop dropping)."""
-        if not one_in:
-            run(self.nsexec(["tc", "qdisc", "del", "dev", self.LOSS_PORT, "root"]))
+    def drop(self, dev, matches):
+        """Drop the RoCE v2 frames leaving bridge port @dev that match the u32 @matches (a
+        list of tc arguments, after "match ip protocol 17, dport 4791"): HTB with a drop class
+        (a pfifo of limit 0); None: stop dropping on @dev. StepFailed when tc refuses."""
+        if matches is None:
+            run(self.nsexec(["tc", "qdisc", "del", "dev", dev, "root"]))
             return
-        dev = self.LOSS_PORT
         for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
                      "r2q", "100000"],
                     ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
@@ -181,18 +182,25 @@ class Rig:
                      "limit", "0"],
                     ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
                      "u32", "match", "ip", "protocol", "17", "0xff",
-                     "match", "ip", "dport", "4791", "0xffff",
-                     "match", "u16", "0x0000", f"{one_in - 1:#06x}", "at", "4",
-                     "flowid", "1:2"]):
+                     "match", "ip", "dport", "4791", "0xffff"] + matches +
+                    ["flowid", "1:2"]):
             p = run(self.nsexec(["tc"] + cmd))
             if p.returncode != 0:
                 raise StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
 
-    def dropped_towards_droce(self):
-        """The guests' frames dropped so far by drop_towards_droce()."""
-        out = run(self.nsexec(["tc", "-s", "qdisc", "show", "dev", self.LOSS_PORT])).stdout
+    def dropped(self, dev):
+        """The frames drop() has dropped so far on @dev."""
+        out = run(self.nsexec(["tc", "-s", "qdisc", "show", "dev", dev])).stdout
         m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
         return int(m.group(1)) if m else 0
+
+    def drop_towards_droce(self, one_in):
+        """Drop 1 in @one_in of the guests' RoCE frames to droce (0: stop dropping)."""
+        self.drop(self.LOSS_PORT, ["match", "u16", "0x0000", f"{one_in - 1:#06x}", "at", "4"]
+                  if one_in else None)
+
+    def dropped_towards_droce(self):
+        return self.dropped(self.LOSS_PORT)
 
     def gx(self, n, cmd, timeout=60):
         return run([os.path.join(self.dir, "gx.sh"), str(n), "--timeout", str(timeout), cmd],

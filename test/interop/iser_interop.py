@@ -430,16 +430,20 @@ def main():
                         f"droce retransmitted "
                         f"{c.get('retransmits')} packets (timeouts {c.get('rto_expired')}, "
                         f"NAKs received {c.get('nak_rcvd')}, implied NAKs "
-                        f"{c.get('implied_nak')}, window cuts {c.get('window_cut')}), sent "
+                        f"{c.get('implied_nak')}, window cuts {c.get('window_cut')}), "
+                        f"dropped {c.get('rx_resp_dropped')} responses behind a gap, sent "
                         f"{c.get('seq_nak_sent')} sequence NAKs, saw "
                         f"{c.get('duplicate_request')} duplicates; retries exhausted: "
                         f"{c.get('retry_exceeded')}")
             if not c.get("fault_dropped") or not gd:
                 raise interop.StepFailed("lossy", "no frame was dropped: the step proves "
                                          "nothing")
-            if not c.get("retransmits") or not (c.get("seq_nak_sent") or
-                                                c.get("duplicate_request")):
-                raise interop.StepFailed("lossy", f"droce's counters do not show the loss "
+            # droce's own drops must show as its retransmissions. The guest's show on droce's
+            # side only as what follows (READ responses past a gap dropped and asked again,
+            # timeouts, sequence NAKs, duplicates) or not at all (a lost ACK is covered by the
+            # next): that they were repaired is the data read back above, every byte.
+            if not c.get("retransmits"):
+                raise interop.StepFailed("lossy", f"droce's counters do not show its losses "
                                          f"being repaired: {c}")
             if c.get("retry_exceeded"):
                 raise interop.StepFailed("lossy", "a QP exhausted its retries")
