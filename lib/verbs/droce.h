@@ -314,8 +314,9 @@ int droce_destroy_cq(struct droce_cq *cq);
 int droce_poll_cq(struct droce_cq *cq, int num_entries, struct ibv_wc *wc);
 /**
  * ibv_req_notify_cq(3): arm the CQ's channel for the next completion (or, with
- * @p solicited_only, the next solicited or error completion).
- * @return 0, EINVAL (NULL or no channel).
+ * @p solicited_only, the next solicited or error completion). A CQ created without a
+ * channel has none to arm: 0, as Linux's providers return, and no event ever follows.
+ * @return 0, EINVAL (NULL cq).
  */
 int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
 /**

@@ -211,7 +211,7 @@ static void test_overrun(struct droce_context *ctx, struct droce_pd *pd)
 	CHECK_EQ(qp->state, IBV_QPS_ERR);
 	CHECK_EQ(bystander->state, IBV_QPS_ERR);
 	CHECK_EQ(droce_poll_cq(cq, 8, wc), -EIO);
-	CHECK_EQ(droce_req_notify_cq(cq, 0), EINVAL);	/* no channel */
+	CHECK_EQ(droce_req_notify_cq(cq, 0), 0);	/* no channel: nothing to arm, as providers */
 	CHECK_EQ(droce_resize_cq(cq, 64), EIO);
 	CHECK_EQ(poll(&pfd, 1, 0), 0);
 	CHECK_EQ(droce_destroy_qp(qp), 0);
