@@ -40,7 +40,7 @@ extern "C" {
 	X(rx_qp_state,         "frames for a QP whose state does not accept them") \
 	X(rx_bad_pkey,         "frames with a P_Key the QP does not accept") \
 	X(rx_bad_addr,         "frames to an RC/UC QP from an address other than its peer's") \
-	X(rx_opcode_seq,       "frames whose opcode breaks the message sequence (dropped)") \
+	X(rx_opcode_seq,       "RC requests whose opcode breaks the message sequence (NAK, QP to error)") \
 	X(duplicate_request,   "duplicate requests (responder: re-ACKed or replayed)") \
 	X(out_of_sequence,     "requests past the expected PSN (responder)") \
 	X(seq_nak_sent,        "PSN sequence error NAKs sent") \

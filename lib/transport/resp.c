@@ -295,6 +295,8 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	s->res[i].va = rte_be_to_cpu_64(reth->va);
 	s->res[i].rkey = rte_be_to_cpu_32(reth->rkey);
 	s->res[i].len = dlen;
+	s->res[i].va_org = s->res[i].va;
+	s->res[i].len_org = dlen;
 	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 	s->res[i].msn = s->msn;
 	resp_out_res(env, t, i);
@@ -373,12 +375,15 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 	if (pkt->mask & DROCE_M_READ) {
 		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
 		uint32_t dlen = rte_be_to_cpu_32(reth->len);
+		uint64_t va = rte_be_to_cpu_64(reth->va);
 		uint8_t *addr;
 
 		r = res_find(t, RK_READ, psn);
 		/* A replay names the R_Key of the READ it repeats (rxe replays from the key it
-		 * kept); another key is not a replay of it: dropped, as before. */
-		if (r == NULL || rte_be_to_cpu_32(reth->rkey) != r->rkey) {
+		 * kept) and a part of its range (as rxe checks): anything else is not a replay
+		 * of it and is dropped. */
+		if (r == NULL || rte_be_to_cpu_32(reth->rkey) != r->rkey || va < r->va_org ||
+		    dlen > r->len_org || va - r->va_org > r->len_org - dlen) {
 			TCNT(env, t, rx_dup_dropped);
 			return;
 		}
@@ -389,7 +394,7 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 			resp_error(env, t, RR_ACCESS, psn);
 			return;
 		}
-		r->va = rte_be_to_cpu_64(reth->va);
+		r->va = va;
 		r->rkey = rte_be_to_cpu_32(reth->rkey);
 		r->len = dlen;
 		r->off = 0;
@@ -520,7 +525,12 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		return;
 	}
 	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
-		TCNT(env, t, rx_opcode_seq);	/* class D1/E: silently dropped, counted */
+		/* An RC request in sequence whose opcode does not fit the message open (or that
+		 * continues none) is class C (IBA 9.9.3.1.2): NAK invalid request, the QP to
+		 * error, as rxe answers its missing FIRST / missing LAST. A lost or reordered
+		 * packet never gets here: its PSN is out of sequence above. */
+		TCNT(env, t, rx_opcode_seq);
+		resp_error(env, t, RR_INV_REQ, psn);
 		return;
 	}
 	s->nak_sent = false;

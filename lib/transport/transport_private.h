@@ -110,6 +110,8 @@ struct resp_res {
 	uint32_t len;			/**< bytes from addr */
 	uint32_t off;			/**< bytes already sent */
 	uint32_t start_psn;		/**< PSN of the request being answered */
+	uint64_t va_org;		/**< the original request's VA and length: a replay */
+	uint32_t len_org;		/**< asks for a part of them or is dropped */
 	/* ATOMIC */
 	uint64_t orig;
 };

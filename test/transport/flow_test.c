@@ -4,9 +4,11 @@
 /*
  * Ordering and limits: READ/ATOMIC at max_rd_atomic depth (never more outstanding), a fence
  * holding a WRITE until an earlier READ completed, duplicate requests answered (SEND re-ACKed,
- * READ replayed from memory (a "replay" naming another R_Key dropped), ATOMIC replayed from the
+ * READ replayed from memory (a "replay" naming another R_Key or bytes outside the READ's
+ * dropped, one naming a part of them answered), ATOMIC replayed from the
  * saved result and never executed twice),
- * one sequence NAK per PSN gap then go-back-N, opcode sequence and QP state drops, COMM_EST,
+ * one sequence NAK per PSN gap then go-back-N, a request whose opcode breaks the message
+ * sequence NAKed (invalid request, class C) with the QP in error, QP state and P_Key drops, COMM_EST,
  * MAC resolution pending, and many QP pairs at once.
  */
 #include "tap.h"
@@ -224,8 +226,10 @@ static void replay_saved(void)
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
 }
 
-/* A copy of the READ request @p m with its R_Key changed and its ICRC made right again. */
-static struct rte_mbuf *forged_rkey_copy(const struct rte_mbuf *m)
+/* A copy of the READ request @p m with its R_Key xor @p rkey_x, @p va_add added to its VA
+ * and @p len_add to its length, and its ICRC made right again. */
+static struct rte_mbuf *forged_read_copy(const struct rte_mbuf *m, uint32_t rkey_x,
+					 uint64_t va_add, uint32_t len_add)
 {
 	struct rte_mbuf *c = m != NULL ? rte_pktmbuf_copy(m, tt.pool, 0, UINT32_MAX) : NULL;
 	struct droce_pkt pkt;
@@ -239,18 +243,32 @@ static struct rte_mbuf *forged_rkey_copy(const struct rte_mbuf *m)
 	CHECK(pkt.opcode == DROCE_OP_RC_RDMA_READ_REQUEST);
 	d = rte_pktmbuf_mtod(c, uint8_t *);
 	reth = (struct droce_reth *)(uintptr_t)droce_pkt_ext(&pkt, DROCE_HDR_RETH);
-	reth->rkey ^= rte_cpu_to_be_32(0x100);
+	reth->rkey ^= rte_cpu_to_be_32(rkey_x);
+	reth->va = rte_cpu_to_be_64(rte_be_to_cpu_64(reth->va) + va_add);
+	reth->len = rte_cpu_to_be_32(rte_be_to_cpu_32(reth->len) + len_add);
 	droce_put_le32(d + pkt.frame_len - DROCE_ICRC_LEN,
 		       droce_icrc(d + pkt.l3_off, pkt.frame_len - pkt.l3_off - DROCE_ICRC_LEN));
 	return c;
 }
 
 /* IBA 9.7.5.1.2: duplicates are answered, never executed twice. */
+/* Enqueue @p forged to side 1; @return how many frames side 1 sent in answer. */
+static unsigned int forged_answers(struct rte_mbuf *forged)
+{
+	struct droce_pkt fp;
+	unsigned int n = tap_count(1, -1, -1);
+
+	CHECK_EQ(droce_parse_mbuf(forged, 0, &fp), DROCE_PARSE_OK);
+	tt_enqueue(&tt, forged, &fp, 1);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	return tap_count(1, -1, -1) - n;
+}
+
 static void duplicates(void)
 {
 	uint64_t *ctr = (uint64_t *)(rbuf + 128);
 	struct ibv_sge rs = { (uintptr_t)rbuf + 4096, 4096, rmr->lkey };
-	struct rte_mbuf *forged;
+	struct rte_mbuf *forged[4];
 	struct tt_qp *q;
 	struct ibv_wc wc;
 	unsigned int n;
@@ -271,24 +289,24 @@ static void duplicates(void)
 	tt_fill(rbuf + 8192, 3000, 4);
 	post(q, 2, IBV_WR_RDMA_READ, lbuf, 3000, rbuf + 8192, 0);
 	wait_ok(q->scq, 1);
-	forged = forged_rkey_copy(saved[0]);
+	forged[0] = forged_read_copy(saved[0], 0x100, 0, 0);	/* another R_Key */
+	forged[1] = forged_read_copy(saved[0], 0, 1024, 0);	/* 1 KiB past its end */
+	forged[2] = forged_read_copy(saved[0], 0, 0, 1);	/* a byte longer */
+	forged[3] = forged_read_copy(saved[0], 0, 1024, (uint32_t)-1024); /* its last 1976 bytes */
 	n = tap_count(1, -1, -1);
 	replay_saved();
 	CHECK_EQ(tap_count(1, -1, -1), n + 3);	/* 3000 bytes at MTU 1024: replayed */
 	CHECK_EQ(tt.cnt[1].duplicate_request, 2);
-	/* The same READ naming another R_Key is no replay of it: dropped, nothing answered,
-	 * and the QP goes on (the SEND below). */
-	if (forged != NULL) {
-		struct droce_pkt fp;
-
-		CHECK_EQ(droce_parse_mbuf(forged, 0, &fp), DROCE_PARSE_OK);
-		n = tap_count(1, -1, -1);
-		tt_enqueue(&tt, forged, &fp, 1);
-		tt_run(&tt, NULL, NULL, NS_LIMIT);
-		CHECK_EQ(tap_count(1, -1, -1), n);
-		CHECK_EQ(tt.cnt[1].duplicate_request, 3);
-		CHECK_EQ(tt.cnt[1].rx_dup_dropped, 1);
-	}
+	/* The same READ naming another R_Key or bytes outside it is no replay of it: dropped,
+	 * nothing answered, and the QP goes on (the SEND below); a part of it is answered. */
+	CHECK_EQ(forged_answers(forged[0]), 0);
+	CHECK_EQ(forged_answers(forged[1]), 0);
+	CHECK_EQ(forged_answers(forged[2]), 0);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 5);
+	CHECK_EQ(tt.cnt[1].rx_dup_dropped, 3);
+	CHECK_EQ(forged_answers(forged[3]), 2);	/* 1976 bytes at MTU 1024 */
+	CHECK_EQ(tt.cnt[1].duplicate_request, 6);
+	CHECK_EQ(tt.cnt[1].rx_dup_dropped, 3);
 
 	tt_post_recv(q->peer, 9, &rs, 1);
 	post(q, 3, IBV_WR_SEND, lbuf, 100, NULL, 0);
@@ -297,7 +315,7 @@ static void duplicates(void)
 	replay_saved();
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, -1), n + 1);	/* re-ACKed */
 	CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 2, (struct ibv_wc[2]){ 0 }, NS_LIMIT), 1);
-	CHECK_EQ(tt.cnt[1].duplicate_request, 4);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 7);
 	RTE_SET_USED(wc);
 	printf("duplicates_reacked_read_replayed_atomic_once: ok\n");
 }
@@ -325,7 +343,68 @@ static void out_of_sequence(void)
 	printf("out_of_sequence_one_nak_go_back_n: ok\n");
 }
 
-/* Opcode sequence and QP state admission: dropped and counted. */
+static bool got_event(int side, int type)
+{
+	int e;
+
+	while ((e = tt_async(&tt, side)) >= 0)
+		if (e == type)
+			return true;
+	return false;
+}
+
+/* Send @p opcode with @p len zero bytes at @p psn to the responder of @p q (side 1). */
+static void inject(struct tt_qp *q, uint8_t opcode, uint32_t psn, uint32_t len)
+{
+	struct droce_flow f;
+	struct droce_hdr_fields h;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	memset(&f, 0, sizeof(f));
+	memcpy(f.sgid, tt.gid[0].raw, 16);
+	memcpy(f.dgid, tt.gid[1].raw, 16);
+	memset(&h, 0, sizeof(h));
+	h.opcode = opcode;
+	h.pkey = 0xffff;
+	h.dqpn = q->peer->qp->qp_num;
+	h.psn = psn;
+	m = rte_pktmbuf_alloc(tt.pool);
+	CHECK(m != NULL);
+	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(&tt, m, &pkt, 1);
+}
+
+/* A SEND_FIRST, then in sequence a SEND_ONLY instead of its MIDDLE or LAST (rxe's "missing
+ * LAST", class C): the responder NAKs invalid request at that PSN, completes the receive
+ * WQE the message held with REM_INV_REQ_ERR, and goes to ERR with QP_REQ_ERR. */
+static void opcode_sequence_missing_last(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+	struct ibv_sge sge = { (uintptr_t)rbuf, 4096, rmr->lkey };
+	struct ibv_wc wc;
+
+	tt_opts_default(&o);
+	q = fresh(&o);
+	tt_post_recv(q->peer, 77, &sge, 1);
+	inject(q, DROCE_OP_RC_SEND_FIRST, o.psn[0], 1024);
+	inject(q, DROCE_OP_RC_SEND_ONLY, (o.psn[0] + 1) & 0xffffff, 16);
+	CHECK_EQ(tt_wait_cqes(&tt, q->peer->qp->recv_cq, 1, &wc, NS_LIMIT), 1);
+	CHECK_EQ(wc.wr_id, 77);
+	CHECK_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ, 0)->psn, (o.psn[0] + 1) & 0xffffff);
+	CHECK_EQ(tt.cnt[1].rx_opcode_seq, 1);
+	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	CHECK(got_event(1, IBV_EVENT_QP_REQ_ERR));
+	printf("opcode_sequence_missing_last_nak_inv_req_qp_err: ok\n");
+}
+
+/* Opcode sequence (missing FIRST: NAK, QP to error), QP state and P_Key admission. */
 static void admission(void)
 {
 	struct tt_opts o;
@@ -352,7 +431,12 @@ static void admission(void)
 	tt_enqueue(&tt, m, &pkt, 1);
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
 	CHECK_EQ(tt.cnt[1].rx_opcode_seq, 1);
-	CHECK_EQ(tap_n, 0);
+	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
+	CHECK_EQ(tap_n, 1);	/* the NAK, at the MIDDLE's PSN */
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tap_log[0].psn, o.psn[0]);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	CHECK(got_event(1, IBV_EVENT_QP_REQ_ERR));
 
 	/* a QP in INIT takes nothing */
 	lone = tt_qp_new(&tt, 1, &o);
@@ -378,8 +462,8 @@ static void admission(void)
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
 	CHECK_EQ(tt.cnt[1].rx_qp_state, 1);
 	CHECK_EQ(tt.cnt[1].rx_bad_pkey, 1);
-	CHECK_EQ(tap_n, 0);
-	printf("opcode_sequence_state_pkey_drops_counted: ok\n");
+	CHECK_EQ(tap_n, 1);	/* nothing answers either */
+	printf("opcode_sequence_nak_state_pkey_drops_counted: ok\n");
 }
 
 /* A MAC still being resolved (-EAGAIN): nothing is sent, nothing is lost, it goes later. */
@@ -458,6 +542,7 @@ int main(int argc, char **argv)
 	duplicates();
 	out_of_sequence();
 	admission();
+	opcode_sequence_missing_last();
 	resolve_pending();
 	many_qps();
 	return 0;
