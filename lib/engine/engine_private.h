@@ -118,7 +118,8 @@ enum engine_cnt_idx {
 /** The transport's counters of dropped received frames. */
 #define ENGINE_TDROPS(X) X(rx_qp_state) X(rx_bad_pkey) X(rx_opcode_seq) X(rx_bad_opcode) \
 	X(rx_resp_dropped) X(rx_dup_dropped) X(rx_bad_qkey) X(rx_no_recv_wr) X(rx_ud_too_long) \
-	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess) X(rx_bad_addr)
+	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess) X(rx_bad_addr) \
+	X(rx_bad_resp)
 #define ENGINE_TDROP_ONE(name) + 1
 #define ENGINE_N_TDROPS (0 ENGINE_TDROPS(ENGINE_TDROP_ONE))
 

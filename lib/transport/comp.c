@@ -8,7 +8,9 @@
  * response (an ACK, a READ response or atomic ACK past the one expected) means the expected
  * ones were lost, and the requester goes back for them at once: an implied NAK sequence
  * error. NAKs retransmit (sequence error), wait (RNR) or end the QP (class B/C/D remote
- * errors).
+ * errors). A response that cannot be the one for its PSN (a READ response or atomic ACK
+ * naming a PSN of another kind of request, a READ response of the wrong size or place at the
+ * PSN expected) ends the QP with IBV_WC_BAD_RESP_ERR (IBA 9.9.2, rxe's COMPST_ERROR).
  */
 #include <string.h>
 
@@ -19,6 +21,7 @@ struct comp_ctx {
 	uint32_t ndone;		/* WQEs completed successfully, oldest first */
 	bool progress;
 	bool cut;		/* a retry cut the recovery window */
+	bool bad;		/* the response cannot be the one for its PSN */
 };
 
 static struct req_wqe *head_wqe(struct transport_qp *t)
@@ -285,7 +288,16 @@ static enum ibv_wc_status scatter_read(const struct transport_qp *t, const struc
 	return IBV_WC_SUCCESS;
 }
 
-/* @return false when the response does not fit the head WQE (dropped, counted). */
+/* Is @p psn one of the head WQE @p e's (after the implicit completions before it)? A
+ * response of another kind there is a bad response. */
+static bool is_other_kind(const struct req_wqe *e, uint8_t kind, uint32_t psn)
+{
+	return e != NULL && e->kind != kind && !droce_psn_lt(psn, e->first_psn) &&
+	       !droce_psn_lt(e->last_psn, psn);
+}
+
+/* @return false when the response does not fit the head WQE (dropped, counted; c->bad
+ * when it cannot be the response for its PSN). */
 static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struct rte_mbuf *m,
 			 const struct droce_pkt *pkt, uint32_t psn)
 {
@@ -295,13 +307,16 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 
 	comp_implicit(t, c, psn, false);
 	e = head_wqe(t);
+	c->bad = is_other_kind(e, RK_READ, psn);
 	if (e == NULL || e->kind != RK_READ || psn != r->comp_psn ||
 	    droce_psn_lt(e->last_psn, psn))
 		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
 	off = (uint32_t)droce_psn_diff(psn, e->first_psn) * t->mtu;
 	want = RTE_MIN(e->w->length - off, t->mtu);
-	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST))
+	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST)) {
+		c->bad = true;	/* every response for this PSN has this size and place */
 		return false;
+	}
 	if (scatter_read(t, e, off, m, pkt->payload_off, want) != IBV_WC_SUCCESS) {
 		comp_fail(t, c, IBV_WC_LOC_PROT_ERR);	/* its memory was deregistered */
 		return true;
@@ -322,6 +337,7 @@ static bool on_atomic_ack(struct transport_qp *t, struct comp_ctx *c,
 
 	comp_implicit(t, c, psn, false);
 	e = head_wqe(t);
+	c->bad = is_other_kind(e, RK_ATOMIC, psn);
 	if (e == NULL || e->kind != RK_ATOMIC || e->first_psn != psn)
 		return false;
 	/* The original value, in host order, into the WQE's 8-byte SGE (IBA 9.4.5). */
@@ -365,7 +381,10 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	} else {
 		on_nak(env, t, &c, psn, syn);
 	}
-	if (!ok) {
+	if (c.bad) {
+		TCNT(env, t, rx_bad_resp);
+		comp_fail(t, &c, IBV_WC_BAD_RESP_ERR);
+	} else if (!ok) {
 		const struct req_wqe *e = head_wqe(t);
 
 		TCNT(env, t, rx_resp_dropped);

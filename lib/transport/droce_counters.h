@@ -60,6 +60,7 @@ extern "C" {
 	X(unresolved_dropped,  "frames dropped while the next hop's MAC was unresolved") \
 	X(rx_bad_opcode,       "frames whose opcode the QP does not take (other transport, unknown)") \
 	X(rx_resp_dropped,     "responses dropped by the completer (duplicate, stale, out of order)") \
+	X(rx_bad_resp,         "responses of the wrong kind or size for the PSN (BAD_RESP_ERR, QP to error)") \
 	X(rx_dup_dropped,      "duplicate READ/ATOMIC requests with no responder resource left") \
 	X(rx_rd_atomic_excess, "READ/ATOMIC requests dropped: beyond max_dest_rd_atomic, responses queued") \
 	X(resp_out_full,       "responses not queued: responder output queue full") \

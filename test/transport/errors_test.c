@@ -4,7 +4,7 @@
 /*
  * Every RC error path, each on a fresh QP pair: the completion status on both sides, the NAK
  * on the wire (opcode and AETH syndrome), the responder's memory untouched, the QP states, the
- * async event and the counters.
+ * async event and the counters; responses the requester cannot take (BAD_RESP_ERR).
  */
 #include <sys/mman.h>
 
@@ -357,6 +357,99 @@ static void retry_exhausted(void)
 	printf("timeout_zero_never_retries: ok\n");
 }
 
+/* A response from the responder of @p q's pair (side 1) to @p q: @p opcode at @p psn with
+ * @p len zero bytes of payload. */
+static void respond(struct tt_qp *q, uint8_t opcode, uint32_t psn, uint32_t len)
+{
+	struct droce_flow f;
+	struct droce_hdr_fields h;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
+
+	CHECK(m != NULL);
+	memset(&f, 0, sizeof(f));
+	memcpy(f.sgid, tt.gid[1].raw, 16);
+	memcpy(f.dgid, tt.gid[0].raw, 16);
+	memset(&h, 0, sizeof(h));
+	h.opcode = opcode;
+	h.pkey = 0xffff;
+	h.dqpn = q->qp->qp_num;
+	h.psn = psn & 0xffffff;
+	h.aeth.syndrome = 0x1f;		/* ACK, unlimited credits */
+	h.aeth.msn = 1;
+	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(&tt, m, &pkt, 0);
+}
+
+/* A fresh pair whose responder hears nothing; @p op of @p len posted and sent (twice with
+ * @p two: the second to be flushed); @return the requester QP. */
+static struct tt_qp *sent_unanswered(enum ibv_wr_opcode op, uint32_t len, bool two)
+{
+	struct tt_qp *q = fresh(NULL);
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
+	tt.blackhole[1] = true;
+	wr_rdma(&wr, &sge, op, len, (uintptr_t)rbuf, rmr->rkey);
+	tt_post_send(q, &wr);
+	if (two) {
+		wr.wr_id = 43;
+		tt_post_send(q, &wr);
+	}
+	tt_run(&tt, NULL, NULL, 1000000);	/* 1 ms: sent, no timeout yet (67 ms) */
+	return q;
+}
+
+/*
+ * Responses that cannot be the one for their PSN (IBA 9.9.2 "bad response"; rxe's
+ * COMPST_ERROR): the head WQE completes with IBV_WC_BAD_RESP_ERR, the WQEs after it are
+ * flushed, the QP is in ERR. A response past a lost one is not bad: it is an implied NAK.
+ */
+static void bad_responses(void)
+{
+	uint32_t p = 0xfffff0;	/* tt_opts_default()'s first send PSN: 3 packets wrap */
+	struct ibv_wc wc;
+	struct tt_qp *q;
+
+	/* a READ response at the PSN of a WRITE; the WRITE after it flushed */
+	q = sent_unanswered(IBV_WR_RDMA_WRITE, 100, true);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, p, 100);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, &wc, NS_LIMIT), 1);
+	CHECK_EQ(wc.wr_id, 43);
+	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
+	/* an atomic ACK at the second PSN of a READ */
+	q = sent_unanswered(IBV_WR_RDMA_READ, 3000, false);
+	respond(q, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, p + 1, 0);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
+	/* the READ's first response, 512 bytes instead of the path MTU's 1024 */
+	q = sent_unanswered(IBV_WR_RDMA_READ, 3000, false);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST, p, 512);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	/* its last PSN's response as a MIDDLE */
+	q = sent_unanswered(IBV_WR_RDMA_READ, 3000, false);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST, p, 1024);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p + 1, 1024);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p + 2, 952);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
+	/* not bad: the READ's second response with its first lost, then the responder heard
+	 * again: an implied NAK asks from the first PSN and the READ completes */
+	q = sent_unanswered(IBV_WR_RDMA_READ, 3000, false);
+	tt.blackhole[1] = false;
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p + 1, 1024);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, &wc, NS_LIMIT), 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(tt_state(q), IBV_QPS_RTS);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 0);
+	CHECK_EQ(tt.cnt[0].implied_nak, 1);
+	printf("bad_responses_bad_resp_err_flush_qp_err: ok\n");
+}
+
 /* An atomic at a misaligned VA (post_send refuses it, so the frame is built by hand). */
 static void misaligned_atomic(void)
 {
@@ -598,5 +691,6 @@ int main(int argc, char **argv)
 	read_response_lost_implied_nak();
 	retry_window();
 	misaligned_atomic();
+	bad_responses();
 	return 0;
 }
