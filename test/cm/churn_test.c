@@ -142,6 +142,10 @@ int main(int argc, char **argv)
 	CHECK_EQ(after.mbufs, before.mbufs);
 	CHECK(after.c_heap <= before.c_heap + 4096);	/* malloc's own bookkeeping may move */
 	CHECK_EQ(droce_cm_query_counters(cmt_drive_ctx, &c0), 0);	/* droce0: the active side */
+	printf("droce0's CM: %lu REQs sent, %lu retries, %lu MRAs received, %lu duplicates, "
+	       "%lu unmatched\n", (unsigned long)c0.tx_msg[DROCE_CM_MSG_REQ],
+	       (unsigned long)c0.tx_retries, (unsigned long)c0.rx_msg[DROCE_CM_MSG_MRA],
+	       (unsigned long)c0.rx_duplicates, (unsigned long)c0.rx_unmatched);
 	CHECK_EQ(c0.tx_msg[DROCE_CM_MSG_REQ], (uint64_t)n);
 	CHECK_EQ(c0.tx_retries + c0.rx_duplicates + c0.rx_unmatched + c0.rx_bad_mad, 0);
 	CHECK_EQ(droce_cm_destroy_id(lis), 0);
