@@ -19,6 +19,7 @@
  * Usage: functional_api_fuzz_test {inline|lcore} [STEPS [SEED]]   (prints the seed)
  */
 #include "fn.h"
+#include "qp_attr.h"
 
 #define MAXO 24			/* live objects of each kind */
 #define BUF (1u << 16)
@@ -153,34 +154,6 @@ static void sges(struct ibv_sge *s, int n)
 		s[i].lkey = mr != NULL && R(8) != 0 ? ((struct droce_mr *)mr->p)->lkey :
 			    (uint32_t)rnd();
 	}
-}
-
-/* Attributes for any transition, in range (vt_fill()'s), to be spoiled by the caller. */
-static void qp_attr_fill(struct ibv_qp_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->port_num = 1;
-	a->qkey = 0x11111111;
-	a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	a->path_mtu = IBV_MTU_1024;
-	a->dest_qp_num = 0x123;
-	a->rq_psn = 0x100;
-	a->sq_psn = 0x200;
-	a->max_dest_rd_atomic = 4;
-	a->max_rd_atomic = 4;
-	a->min_rnr_timer = 12;
-	a->timeout = 14;
-	a->retry_cnt = 7;
-	a->rnr_retry = 7;
-	a->ah_attr.is_global = 1;
-	a->ah_attr.port_num = 1;
-	a->ah_attr.grh.sgid_index = 1;
-	a->ah_attr.grh.hop_limit = 64;
-	a->ah_attr.grh.dgid.raw[10] = 0xff;
-	a->ah_attr.grh.dgid.raw[11] = 0xff;
-	a->ah_attr.grh.dgid.raw[12] = 10;
-	a->ah_attr.grh.dgid.raw[13] = 99;
-	a->ah_attr.grh.dgid.raw[15] = 2;
 }
 
 /* ---- Actions ---- */
@@ -414,7 +387,7 @@ static void qp_modify(void)
 	struct ibv_qp_attr a;
 	int mask = 0, i;
 
-	qp_attr_fill(&a);
+	test_qp_attr_fill(&a);
 	a.qp_state = (enum ibv_qp_state)R(8);
 	a.cur_qp_state = (enum ibv_qp_state)R(8);
 	a.path_mtu = (enum ibv_mtu)R(7);

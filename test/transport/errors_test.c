@@ -58,16 +58,6 @@ static void expect_send_status(struct tt_qp *q, enum ibv_wc_status st)
 	CHECK_EQ(tt_state(q), IBV_QPS_ERR);
 }
 
-static bool has_event(int side, int type)
-{
-	int e;
-
-	while ((e = tt_async(&tt, side)) >= 0)
-		if (e == type)
-			return true;
-	return false;
-}
-
 /* A remote error on RDMA @p op: NAK @p code, REM_* status, responder in ERR with @p ev. */
 static void remote_error(const char *what, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
 			 uint8_t code, enum ibv_wc_status st, int ev)
@@ -90,7 +80,7 @@ static void remote_error(const char *what, enum ibv_wr_opcode op, uint64_t raddr
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | code), 1);
 	CHECK_EQ(tap_count(1, -1, -1), 1);	/* the NAK and nothing else */
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
-	CHECK(has_event(1, ev));
+	CHECK(tt_has_event(&tt, 1, ev));
 	CHECK_EQ(tt.cnt[0].nak_rcvd, 1);
 	if (code == DROCE_NAK_REM_ACCESS)
 		CHECK_EQ(tt.cnt[1].access_err, 1);
@@ -153,7 +143,7 @@ static void qp_access_flags(void)
 	expect_send_status(q, IBV_WC_REM_INV_REQ_ERR);
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
 	CHECK_EQ(rbuf[0], 0x5a);
-	CHECK(has_event(1, IBV_EVENT_QP_REQ_ERR));
+	CHECK(tt_has_event(&tt, 1, IBV_EVENT_QP_REQ_ERR));
 	printf("write_qp_without_remote_write: ok\n");
 }
 
@@ -357,30 +347,10 @@ static void retry_exhausted(void)
 	printf("timeout_zero_never_retries: ok\n");
 }
 
-/* A response from the responder of @p q's pair (side 1) to @p q: @p opcode at @p psn with
- * @p len zero bytes of payload. */
+/* A response from the responder of @p q's pair (side 1) to @p q. */
 static void respond(struct tt_qp *q, uint8_t opcode, uint32_t psn, uint32_t len)
 {
-	struct droce_flow f;
-	struct droce_hdr_fields h;
-	struct droce_pkt pkt;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
-
-	CHECK(m != NULL);
-	memset(&f, 0, sizeof(f));
-	memcpy(f.sgid, tt.gid[1].raw, 16);
-	memcpy(f.dgid, tt.gid[0].raw, 16);
-	memset(&h, 0, sizeof(h));
-	h.opcode = opcode;
-	h.pkey = 0xffff;
-	h.dqpn = q->qp->qp_num;
-	h.psn = psn & 0xffffff;
-	h.aeth.syndrome = 0x1f;		/* ACK, unlimited credits */
-	h.aeth.msn = 1;
-	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
-	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
-	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
-	tt_enqueue(&tt, m, &pkt, 0);
+	tt_inject(&tt, 0, q->qp->qp_num, opcode, psn, len);
 }
 
 /* A fresh pair whose responder hears nothing; @p op of @p len posted and sent (twice with

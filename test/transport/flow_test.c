@@ -343,38 +343,10 @@ static void out_of_sequence(void)
 	printf("out_of_sequence_one_nak_go_back_n: ok\n");
 }
 
-static bool got_event(int side, int type)
-{
-	int e;
-
-	while ((e = tt_async(&tt, side)) >= 0)
-		if (e == type)
-			return true;
-	return false;
-}
-
 /* Send @p opcode with @p len zero bytes at @p psn to the responder of @p q (side 1). */
 static void inject(struct tt_qp *q, uint8_t opcode, uint32_t psn, uint32_t len)
 {
-	struct droce_flow f;
-	struct droce_hdr_fields h;
-	struct droce_pkt pkt;
-	struct rte_mbuf *m;
-
-	memset(&f, 0, sizeof(f));
-	memcpy(f.sgid, tt.gid[0].raw, 16);
-	memcpy(f.dgid, tt.gid[1].raw, 16);
-	memset(&h, 0, sizeof(h));
-	h.opcode = opcode;
-	h.pkey = 0xffff;
-	h.dqpn = q->peer->qp->qp_num;
-	h.psn = psn;
-	m = rte_pktmbuf_alloc(tt.pool);
-	CHECK(m != NULL);
-	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
-	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
-	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
-	tt_enqueue(&tt, m, &pkt, 1);
+	tt_inject(&tt, 1, q->peer->qp->qp_num, opcode, psn, len);
 }
 
 /* A SEND_FIRST, then in sequence a SEND_ONLY instead of its MIDDLE or LAST (rxe's "missing
@@ -400,7 +372,7 @@ static void opcode_sequence_missing_last(void)
 	CHECK_EQ(tt.cnt[1].rx_opcode_seq, 1);
 	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
-	CHECK(got_event(1, IBV_EVENT_QP_REQ_ERR));
+	CHECK(tt_has_event(&tt, 1, IBV_EVENT_QP_REQ_ERR));
 	printf("opcode_sequence_missing_last_nak_inv_req_qp_err: ok\n");
 }
 
@@ -436,7 +408,7 @@ static void admission(void)
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
 	CHECK_EQ(tap_log[0].psn, o.psn[0]);
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
-	CHECK(got_event(1, IBV_EVENT_QP_REQ_ERR));
+	CHECK(tt_has_event(&tt, 1, IBV_EVENT_QP_REQ_ERR));
 
 	/* a QP in INIT takes nothing */
 	lone = tt_qp_new(&tt, 1, &o);

@@ -123,6 +123,34 @@ static inline void tt_enqueue(struct tt *tt, struct rte_mbuf *m, const struct dr
 	}
 }
 
+/* A frame built by hand from the other side to side @p to: @p opcode for QP @p dqpn at @p psn
+ * with @p len zero bytes of payload; an AETH, where the opcode has one, is an ACK with
+ * unlimited credits and MSN 1. */
+static inline void tt_inject(struct tt *tt, int to, uint32_t dqpn, uint8_t opcode, uint32_t psn,
+			     uint32_t len)
+{
+	struct droce_flow f;
+	struct droce_hdr_fields h;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(tt->pool);
+
+	CHECK(m != NULL);
+	memset(&f, 0, sizeof(f));
+	memcpy(f.sgid, tt->gid[!to].raw, 16);
+	memcpy(f.dgid, tt->gid[to].raw, 16);
+	memset(&h, 0, sizeof(h));
+	h.opcode = opcode;
+	h.pkey = 0xffff;
+	h.dqpn = dqpn;
+	h.psn = psn & 0xffffff;
+	h.aeth.syndrome = 0x1f;
+	h.aeth.msn = 1;
+	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt_enqueue(tt, m, &pkt, to);
+}
+
 static void tt_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
 	struct tt *tt = env->engine;
@@ -504,6 +532,17 @@ static inline int tt_async(struct tt *tt, int side)
 	type = ev.event_type;
 	droce_ack_async_event(&ev);
 	return type;
+}
+
+/* Is an async event @p type among those @p side has raised (each read and acked)? */
+static inline bool tt_has_event(struct tt *tt, int side, int type)
+{
+	int e;
+
+	while ((e = tt_async(tt, side)) >= 0)
+		if (e == type)
+			return true;
+	return false;
 }
 
 static inline void tt_fill(uint8_t *p, size_t n, uint32_t seed)

@@ -18,6 +18,7 @@
 #define VT_SKIP 77
 
 #include "check.h"
+#include "qp_attr.h"
 
 /* Open device @p idx of the configuration (the embedded default has two). */
 static inline struct droce_context *vt_open(int idx)
@@ -52,28 +53,7 @@ static inline struct droce_qp *vt_qp(struct droce_pd *pd, enum ibv_qp_type t,
 /* The minimal attributes of each forward transition. */
 static inline void vt_fill(struct ibv_qp_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->port_num = 1;
-	a->qkey = 0x11111111;
-	a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	a->path_mtu = IBV_MTU_1024;
-	a->dest_qp_num = 0x123;
-	a->rq_psn = 0x100;
-	a->sq_psn = 0x200;
-	a->max_dest_rd_atomic = 4;
-	a->max_rd_atomic = 4;
-	a->min_rnr_timer = 12;
-	a->timeout = 14;
-	a->retry_cnt = 7;
-	a->rnr_retry = 7;
-	a->ah_attr.is_global = 1;
-	a->ah_attr.port_num = 1;
-	a->ah_attr.grh.sgid_index = 1;
-	a->ah_attr.grh.hop_limit = 64;
-	a->ah_attr.grh.dgid.raw[10] = 0xff;
-	a->ah_attr.grh.dgid.raw[11] = 0xff;
-	a->ah_attr.grh.dgid.raw[12] = 10;
-	a->ah_attr.grh.dgid.raw[15] = 2;
+	test_qp_attr_fill(a);
 }
 
 static inline int vt_req_mask(enum ibv_qp_type t, enum ibv_qp_state to)
