@@ -71,7 +71,7 @@ static void comp_flush(struct transport_qp *t, struct comp_ctx *c)
 }
 
 /* The head WQE failed with @st: its completion moves the QP to ERR and flushes the rest
- * (IBA 10.8.3.3, C10-?: an RC requester error is fatal for the QP). */
+ * (IBA 10.8.3.3: an RC requester error is fatal for the QP). */
 static void comp_fail(struct transport_qp *t, struct comp_ctx *c, enum ibv_wc_status st)
 {
 	comp_flush(t, c);

@@ -159,7 +159,7 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 		  const struct droce_pkt *pkt)
 {
 	const struct droce_bth *bth = droce_pkt_bth(pkt);
-	enum ibv_qp_state st = transport_state(t);
+	enum ibv_qp_state st = verbs_qp_owner_state(t->qp);	/* a fatal QP enters ERR */
 
 	/* Per QP only: the device counted the frame when its port received it (engine). */
 	t->cnt.rx_packets++;
@@ -210,7 +210,7 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 
 bool transport_tx_pending(const struct transport_qp *t)
 {
-	enum ibv_qp_state st = transport_state(t);
+	enum ibv_qp_state st = verbs_qp_owner_state(t->qp);	/* a fatal QP enters ERR */
 
 	if (st == IBV_QPS_RESET)
 		return false;

@@ -114,7 +114,7 @@ static struct req_wqe *req_current(const struct transport_env *env, struct trans
 }
 
 /*
- * May the WQE start (get its PSNs)? IBA 10.8.3.3 / C10-?: at most max_rd_atomic READ/ATOMIC
+ * May the WQE start (get its PSNs)? At most max_rd_atomic READ/ATOMIC
  * outstanding; a fenced WQE waits until every earlier READ/ATOMIC has completed. Every new
  * packet also stays inside the window of unacknowledged PSNs.
  */

@@ -368,6 +368,14 @@ enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *q)
 	return (enum ibv_qp_state)verbs_qp_state(container_of(q, const struct verbs_qp, pub));
 }
 
+enum ibv_qp_state verbs_qp_owner_state(struct droce_qp *q)
+{
+	struct verbs_qp *qp = to_vqp(q);
+
+	check_fatal(qp);
+	return (enum ibv_qp_state)verbs_qp_state(qp);
+}
+
 bool verbs_wq_pending(const struct droce_qp *q, bool sq)
 {
 	const struct verbs_qp *qp = container_of(q, const struct verbs_qp, pub);

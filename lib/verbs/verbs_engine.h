@@ -172,6 +172,11 @@ const struct ibv_qp_cap *verbs_qp_cap(const struct droce_qp *qp);
 /** The QP's current state (load-acquire; may change under the owner only by the owner's own
  *  verbs_* calls or a CQ overrun). */
 enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *qp);
+/** The QP's state as its owner acts on it (caller: the owner, for a frame that arrived or
+ *  before it transmits). A QP that an overrun of one of its CQs marked fatal (IBV_EVENT_QP_FATAL
+ *  raised, its doorbell rung) enters ERR first, as at the owner's next verbs_sq_next(): an
+ *  idle QP would otherwise go on serving remote READs and WRITEs. */
+enum ibv_qp_state verbs_qp_owner_state(struct droce_qp *qp);
 /** True when the send queue (@p sq) or the receive queue holds WQEs posted but not yet handed
  *  out by verbs_sq_next()/verbs_rq_next() (a peek: nothing is consumed). */
 bool verbs_wq_pending(const struct droce_qp *qp, bool sq);

@@ -66,7 +66,7 @@ static void wait_ok(struct droce_cq *cq, int n)
 		CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
 }
 
-/* C10-? : never more than max_rd_atomic READ/ATOMIC outstanding, and the depth is used. */
+/* Never more than max_rd_atomic READ/ATOMIC outstanding, and the depth is used. */
 static void rd_atomic_depth(void)
 {
 	struct tt_opts o;
@@ -320,7 +320,7 @@ static void duplicates(void)
 	printf("duplicates_reacked_read_replayed_atomic_once: ok\n");
 }
 
-/* C9-? : one sequence NAK per gap, silence until the expected PSN, then go-back-N. */
+/* A PSN sequence error: one NAK per gap, silence until the expected PSN, then go-back-N. */
 static void out_of_sequence(void)
 {
 	struct tt_opts o;
