@@ -10,7 +10,7 @@
  * error. NAKs retransmit (sequence error), wait (RNR) or end the QP (class B/C/D remote
  * errors). A response that cannot be the one for its PSN (a READ response or atomic ACK
  * naming a PSN of another kind of request, a READ response of the wrong size or place at the
- * PSN expected) ends the QP with IBV_WC_BAD_RESP_ERR (IBA 9.9.2, rxe's COMPST_ERROR).
+ * PSN expected) ends the QP with IBV_WC_BAD_RESP_ERR (rxe's COMPST_ERROR for them).
  */
 #include <string.h>
 

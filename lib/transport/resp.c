@@ -526,8 +526,8 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	}
 	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
 		/* An RC request in sequence whose opcode does not fit the message open (or that
-		 * continues none) is class C (IBA 9.9.3.1.2): NAK invalid request, the QP to
-		 * error, as rxe answers its missing FIRST / missing LAST. A lost or reordered
+		 * continues none) is a class C error: NAK invalid request, the QP to error, as
+		 * rxe answers its missing FIRST / missing LAST. A lost or reordered
 		 * packet never gets here: its PSN is out of sequence above. */
 		TCNT(env, t, rx_opcode_seq);
 		resp_error(env, t, RR_INV_REQ, psn);
