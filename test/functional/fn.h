@@ -17,6 +17,9 @@
 
 enum { FN_TIMEOUT_S = 20 };
 
+/* GID table of the test devices: fe80:: link-local, IPv4-mapped, then the INI's IPv6. */
+enum { GID_LL = 0, GID_V4 = 1, GID_V6 = 2 };
+
 struct fn_attr {
 	uint32_t depth;			/**< send and receive queue depth */
 	uint32_t max_inline;
@@ -24,6 +27,7 @@ struct fn_attr {
 	enum ibv_mtu mtu;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t rd_atomic;		/**< max_rd_atomic and max_dest_rd_atomic */
+	uint8_t gid;			/**< GID index of both ends' paths (GID_*) */
 };
 
 struct fn_ep {
@@ -46,7 +50,7 @@ static inline struct fn_attr fn_attr_default(void)
 {
 	struct fn_attr a = { .depth = 64, .max_inline = 0, .access = FN_ACCESS_ALL,
 			     .mtu = IBV_MTU_1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-			     .min_rnr_timer = 1, .rd_atomic = 4 };
+			     .min_rnr_timer = 1, .rd_atomic = 4, .gid = GID_V4 };
 
 	return a;
 }
@@ -104,9 +108,9 @@ static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,
 	q.min_rnr_timer = a->min_rnr_timer;
 	q.ah_attr.is_global = 1;
 	q.ah_attr.port_num = 1;
-	q.ah_attr.grh.sgid_index = 1;
+	q.ah_attr.grh.sgid_index = a->gid;
 	q.ah_attr.grh.hop_limit = 64;
-	CHECK_EQ(droce_query_gid(pair_ctx[peer->side], 1, 1, &q.ah_attr.grh.dgid), 0);
+	CHECK_EQ(droce_query_gid(pair_ctx[peer->side], 1, a->gid, &q.ah_attr.grh.dgid), 0);
 	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				 IBV_QP_MIN_RNR_TIMER), 0);
@@ -261,6 +265,32 @@ static inline struct droce_counters fn_counters(int side)
 
 	CHECK_EQ(droce_query_counters(pair_ctx[side], &c), 0);
 	return c;
+}
+
+/* A GID index from a test argument: "v4" (IPv4-mapped), "v6" (the INI's IPv6), "ll" (fe80::). */
+static inline int fn_gid_arg(const char *s)
+{
+	if (strcmp(s, "v6") == 0)
+		return GID_V6;
+	if (strcmp(s, "ll") == 0)
+		return GID_LL;
+	CHECK(strcmp(s, "v4") == 0);
+	return GID_V4;
+}
+
+/* The paths on GID index @p gid went the way that index says: to an IPv6 GID (global or
+ * link-local) each side resolved its peer by neighbour discovery, which droce does for IPv6
+ * destinations only; to an IPv4-mapped GID no ND frame was needed. */
+static inline void fn_check_gid_family(int gid)
+{
+	uint64_t nd0 = fn_counters(0).rx_nd, nd1 = fn_counters(1).rx_nd;
+
+	if (gid == GID_V4) {
+		CHECK_EQ(nd0 + nd1, 0);
+	} else {
+		CHECK(nd0 > 0);
+		CHECK(nd1 > 0);
+	}
 }
 
 static inline struct droce_counters fn_qp_counters(struct droce_qp *qp)

@@ -14,9 +14,6 @@
 
 #include "fn.h"
 
-/* GID table of the test devices: fe80:: link-local, IPv4-mapped, then the INI's IPv6. */
-enum { GID_LL = 0, GID_V4 = 1, GID_V6 = 2 };
-
 struct fn_qp {
 	int side;
 	struct droce_cq *cq;		/**< send and receive */
@@ -68,8 +65,10 @@ static inline void fn_ah_attr(struct ibv_ah_attr *ah, int peer_side, int sgid, i
 	CHECK_EQ(droce_query_gid(pair_ctx[peer_side], 1, dgid_idx, &ah->grh.dgid), 0);
 }
 
-/* UC @p q to RTS towards @p peer (PSNs from the QPNs, as fn_connect()). */
-static inline void fn_uc_connect(struct fn_qp *q, const struct fn_qp *peer, enum ibv_mtu mtu)
+/* UC @p q to RTS towards @p peer, both ends' paths on GID index @p gid (PSNs from the QPNs,
+ * as fn_connect()). */
+static inline void fn_uc_connect(struct fn_qp *q, const struct fn_qp *peer, enum ibv_mtu mtu,
+				 int gid)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
@@ -81,7 +80,7 @@ static inline void fn_uc_connect(struct fn_qp *q, const struct fn_qp *peer, enum
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qp->qp_num;
 	a.rq_psn = peer->qp->qp_num * 7919u & 0xffffff;
-	fn_ah_attr(&a.ah_attr, peer->side, GID_V4, GID_V4);
+	fn_ah_attr(&a.ah_attr, peer->side, gid, gid);
 	CHECK_EQ(droce_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
 	memset(&a, 0, sizeof(a));

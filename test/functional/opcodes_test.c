@@ -2,12 +2,13 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Every RC opcode at every interesting size (argv: mode, path MTU 1024 or 4096): SEND,
+ * Every RC opcode at every interesting size (argv: mode, path MTU 1024 or 4096, optionally
+ * the GID both paths use: v4 (default), v6 or ll, fn_gid_arg()): SEND,
  * SEND_WITH_IMM, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM and RDMA_READ with 0, 1,
  * MTU-1, MTU, MTU+1 and 1 MiB bytes; ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD (8 bytes,
  * swap taken and not taken). The data arrives intact and nothing around it is touched; every
  * field of both sides' completions is checked; the responder side sees no completion for
- * WRITE and READ.
+ * WRITE and READ. Over an IPv6 GID both ends resolved each other by neighbour discovery.
  */
 #include "fn.h"
 
@@ -164,8 +165,9 @@ int main(int argc, char **argv)
 	struct droce_counters c;
 	struct ibv_wc wc;
 
-	CHECK(argc == 3);
+	CHECK(argc == 3 || argc == 4);
 	fn_open(argc, argv);
+	a.gid = (uint8_t)fn_gid_arg(argc == 4 ? argv[3] : "v4");
 	mtu = (uint32_t)atoi(argv[2]);
 	CHECK(mtu == 1024 || mtu == 4096);
 	a.mtu = mtu == 1024 ? IBV_MTU_1024 : IBV_MTU_4096;
@@ -181,11 +183,12 @@ int main(int argc, char **argv)
 	CHECK_EQ(fn_state(ep[1].qp), IBV_QPS_RTS);
 	c = fn_counters(0);
 	CHECK_EQ(c.nak_rcvd + c.retransmits + c.retry_exceeded + c.rx_bad_frame, 0);
+	fn_check_gid_family(a.gid);
 	fn_mem_free(&src);
 	fn_mem_free(&dst);
 	fn_mem_free(&inv);
 	fn_pair_destroy(ep);
 	fn_close();
-	printf("opcodes (%s, MTU %u): ok\n", argv[1], mtu);
+	printf("opcodes (%s, MTU %u, GID %u): ok\n", argv[1], mtu, a.gid);
 	return 0;
 }

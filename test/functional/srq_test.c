@@ -222,8 +222,8 @@ static void setup(struct rig *r)
 			rc_connect(&r->tx[q], &r->rx[q]);
 			rc_connect(&r->rx[q], &r->tx[q]);
 		} else if (types[q] == IBV_QPT_UC) {
-			fn_uc_connect(&r->tx[q], &r->rx[q], IBV_MTU_1024);
-			fn_uc_connect(&r->rx[q], &r->tx[q], IBV_MTU_1024);
+			fn_uc_connect(&r->tx[q], &r->rx[q], IBV_MTU_1024, GID_V4);
+			fn_uc_connect(&r->rx[q], &r->tx[q], IBV_MTU_1024, GID_V4);
 		} else {
 			fn_ud_rts(r->tx[q].qp, QKEY);
 			fn_ud_rts(r->rx[q].qp, QKEY);

@@ -7,7 +7,8 @@
  * requester completes every WR (no ACKs); the responder completes only messages that arrived
  * whole, with the right bytes, in order; a message that lost a packet completes nothing and
  * its receive WR serves the next message (WR ids complete without gaps); later messages
- * succeed; the drops are counted.
+ * succeed; the drops are counted. argv: mode, optionally the GID both paths use (v4, v6 or
+ * ll; fn_gid_arg()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ static void run(struct side *a, struct side *b, enum ibv_wr_opcode op, unsigned 
 	}
 }
 
-static void pair_up(struct side s[2], struct droce_pd *pd[2])
+static void pair_up(struct side s[2], struct droce_pd *pd[2], int gid)
 {
 	int i;
 
@@ -140,33 +141,35 @@ static void pair_up(struct side s[2], struct droce_pd *pd[2])
 		fn_qp_create(&s[i].q, i, pd[i], IBV_QPT_UC, NULL, DEPTH);
 		CHECK_EQ(fn_state(s[i].q.qp), IBV_QPS_RESET);
 	}
-	fn_uc_connect(&s[0].q, &s[1].q, IBV_MTU_1024);
-	fn_uc_connect(&s[1].q, &s[0].q, IBV_MTU_1024);
+	fn_uc_connect(&s[0].q, &s[1].q, IBV_MTU_1024, gid);
+	fn_uc_connect(&s[1].q, &s[0].q, IBV_MTU_1024, gid);
 }
 
 int main(int argc, char **argv)
 {
 	struct droce_pd *pd[2];
 	struct side s[2];
-	int i;
+	int i, gid;
 
 	fn_open(argc, argv);
+	gid = fn_gid_arg(argc > 2 ? argv[2] : "v4");
 	for (i = 0; i < 2; i++) {
 		pd[i] = fn_pd(i);
 		fn_mem_reg(&s[i].mem, pd[i], (size_t)DEPTH * SLEN, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE, 0);
 	}
-	pair_up(s, pd);
+	pair_up(s, pd, gid);
 	run(&s[0], &s[1], IBV_WR_SEND_WITH_IMM, N, SLEN);
 	for (i = 0; i < 2; i++)
 		fn_qp_destroy(&s[i].q);
-	pair_up(s, pd);
+	pair_up(s, pd, gid);
 	run(&s[0], &s[1], IBV_WR_RDMA_WRITE_WITH_IMM, NW, WLEN);
 	for (i = 0; i < 2; i++) {
 		fn_qp_destroy(&s[i].q);
 		fn_mem_free(&s[i].mem);
 		CHECK_EQ(droce_dealloc_pd(pd[i]), 0);
 	}
+	fn_check_gid_family(gid);
 	fn_close();
 	printf("ok\n");
 	return 0;

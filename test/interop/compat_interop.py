@@ -7,11 +7,13 @@ droce-run on the rig's host endpoint (config/rig.ini at rig MTU 1500, IB MTU 102
 config/rig9000.ini at 9000, IB MTU 4096), rxe0 in guest g1. Both roles for every tool.
 
 usage: compat_interop.py [--mtu 1500,9000] [--tool LIST|all] [--only REGEX] [--list] [--lossy]
-                         --build DIR --rig DIR --logdir DIR
+                         [--ipv6] --build DIR --rig DIR --logdir DIR
 
 With --lossy, a lossy link (LOSSY_FAULTS and 1 in 128 of the guest's frames dropped on the
 bridge): every run must still pass, and droce's counters (logged when the tool exits) must
-show the faults repaired and no QP out of retries.
+show the faults repaired and no QP out of retries. With --ipv6, the guest also has fd47::1 and
+droce fd47::100, and both sides' tools are given their IPv6 GID's index (-x / -g): every QP's
+path, and so every RoCE frame, is IPv6 (droce's counters must show neighbour discovery).
 
 tools: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw (CMP_AND_SWAP and FETCH_AND_ADD),
 ib_write_lat, ib_read_lat, ib_send_lat (perftest 4.5: -n 100 for bandwidth, -n 20 for
@@ -42,6 +44,7 @@ BW_ITERS, LAT_ITERS, PP_ITERS = 100, 20, 50
 OUT_READS = 16
 PERF_ROW = re.compile(r"^\s*#bytes.*\n\s*(\d+)\s+(\d+)\s+[\d.]+", re.M)
 PP_ROW = re.compile(r"^(\d+) iters in [\d.]+ seconds", re.M)
+GID = "@GID@"       # in Case.args: each side's GID index (interop.Rig.droce_gid/guest_gid)
 
 
 class Case:
@@ -51,7 +54,7 @@ class Case:
         self.perf = tool.startswith("ib_")
         if self.perf:
             self.iters = BW_ITERS if tool.endswith("_bw") else LAT_ITERS
-            self.args = ["-x", "1", "-m", str(self.ib_mtu), "-n", str(self.iters), "-F",
+            self.args = ["-x", GID, "-m", str(self.ib_mtu), "-n", str(self.iters), "-F",
                          "-p", str(PORT)] + extra
             if tool in ("ib_read_bw", "ib_read_lat", "ib_atomic_bw"):
                 self.args += ["-o", str(OUT_READS)]
@@ -59,7 +62,7 @@ class Case:
             self.iters = PP_ITERS
             size = ["-s", str(self.ib_mtu)] if tool.endswith("ud_pingpong") else \
                 ["-m", str(self.ib_mtu)]
-            self.args = ["-g", "1", "-n", str(self.iters), "-c", "-p", str(PORT)] + size + extra
+            self.args = ["-g", GID, "-n", str(self.iters), "-c", "-p", str(PORT)] + size + extra
         self.name = f"{tool}{''.join(' ' + e for e in extra)} mtu{self.ib_mtu}"
 
     def timeout(self):
@@ -73,13 +76,19 @@ CASES = [("ib_write_bw", []), ("ib_read_bw", []), ("ib_send_bw", []),
          ("ibv_srq_pingpong", [])]
 
 
+def with_gid(args, gid):
+    return [gid if a == GID else a for a in args]
+
+
 def droce_cmd(rig, case, config, dev, runner, server_ip=None):
     return rig.nsexec(["timeout", str(case.timeout()), runner, "-c", config, case.tool,
-                       "-d", dev] + case.args + ([server_ip] if server_ip else []))
+                       "-d", dev] + with_gid(case.args, rig.droce_gid())
+                      + ([server_ip] if server_ip else []))
 
 
-def guest_cmd(case, server_ip=None):
-    return " ".join([case.tool, "-d", "rxe0"] + case.args + ([server_ip] if server_ip else []))
+def guest_cmd(rig, case, server_ip=None):
+    return " ".join([case.tool, "-d", "rxe0"] + with_gid(case.args, rig.guest_gid(1))
+                    + ([server_ip] if server_ip else []))
 
 
 def listening(rig, where):
@@ -117,7 +126,7 @@ def run_droce_server(rig, case, config, runner, logf):
     try:
         if not wait_listening(rig, "droce", lambda: p.poll() is None):
             return f"droce server not listening: {open(logf).read()[-600:]}"
-        g = rig.gx(1, "timeout %d %s" % (case.timeout(), guest_cmd(case, interop.BR_IP)),
+        g = rig.gx(1, "timeout %d %s" % (case.timeout(), guest_cmd(rig, case, interop.BR_IP)),
                    timeout=case.timeout() + 5)
         g_out = g.stdout + g.stderr
         try:
@@ -140,7 +149,7 @@ def run_droce_server(rig, case, config, runner, logf):
 
 def run_guest_server(rig, case, config, runner, logf):
     glog = "/tmp/compat-g1.log"
-    rig.gx(1, f"rm -f {glog}; (timeout {case.timeout()} {guest_cmd(case)} > {glog} 2>&1; "
+    rig.gx(1, f"rm -f {glog}; (timeout {case.timeout()} {guest_cmd(rig, case)} > {glog} 2>&1; "
               f"echo exit=$? >> {glog}) >/dev/null 2>&1 &")
 
     def g_output():
@@ -201,9 +210,20 @@ def explain_loss(out, guest_dropped):
     return None, summary
 
 
+def check_ipv6(out):
+    """--ipv6: droce's counters at close (@out) show that it resolved the guest by neighbour
+    discovery, which it does only for a path to an IPv6 GID. @return None or why not."""
+    m = COUNTERS_RE.search(out)
+    if m is None:
+        return "droce logged no counters at close"
+    nd = int(dict(re.findall(r"(\w+)=(\d+)", m.group(1))).get("rx_nd", 0))
+    return None if nd > 0 else "droce handled no neighbour discovery frame: the path was not IPv6"
+
+
 def run_cycle(args, mtu, cases, logdir):
-    rig = interop.Rig(os.path.abspath(args.rig), 1, mtu)
-    config = interop.rig_config(mtu, logdir, LOSSY_FAULTS if args.lossy else None)
+    rig = interop.Rig(os.path.abspath(args.rig), 1, mtu, ipv6=args.ipv6)
+    faults = LOSSY_FAULTS if args.lossy else ("log_counters = 1" if args.ipv6 else None)
+    config = interop.rig_config(mtu, logdir, faults, ipv6=args.ipv6)
     runner = os.path.join(args.build, "app", "droce-run", "droce-run")
     passed = failed = 0
     try:
@@ -212,13 +232,15 @@ def run_cycle(args, mtu, cases, logdir):
             rig.drop_towards_droce(128)
         for case in cases:
             for role, fn in (("server", run_droce_server), ("client", run_guest_server)):
-                name = f"{case.name} droce={role}"
+                name = f"{case.name}{' ipv6' if args.ipv6 else ''} droce={role}"
                 logf = os.path.join(logdir, re.sub(r"[^\w.=-]+", "_", name) + ".log")
                 t0 = time.time()
                 gd = rig.dropped_towards_droce()
                 err = fn(rig, case, config, runner, logf)
                 dt = time.time() - t0
                 summary = ""
+                if err is None and args.ipv6:
+                    err = check_ipv6(open(logf).read())
                 if err is None and args.lossy:
                     err, summary = explain_loss(open(logf).read(),
                                                 rig.dropped_towards_droce() - gd)
@@ -249,6 +271,8 @@ def main():
     ap.add_argument("--lossy", action="store_true",
                     help="1 %% of droce's frames dropped, reordered and duplicated, 1 in 128 "
                          "of the guest's dropped; droce's counters must show the repair")
+    ap.add_argument("--ipv6", action="store_true",
+                    help="every path over the IPv6 GIDs of fd47::1 (guest) and fd47::100 (droce)")
     args = ap.parse_args()
     mtus = [int(m) for m in args.mtu.split(",")]
     tools = None if args.tool == "all" else set(args.tool.split(","))

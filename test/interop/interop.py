@@ -137,14 +137,41 @@ def preflight(rigdir):
 # ---------------------------------------------------------------- the rig
 
 class Rig:
-    def __init__(self, rigdir, guests, mtu):
-        self.dir, self.guests, self.mtu = rigdir, guests, mtu
+    def __init__(self, rigdir, guests, mtu, ipv6=False):
+        """@ipv6: guest N also gets fd47::N/64 and its RoCE v2 IPv6 GID (RIG_IPV6=1), and the
+        paths run over IPv6 GIDs (droce_gid(), guest_gid())."""
+        self.dir, self.guests, self.mtu, self.ipv6 = rigdir, guests, mtu, ipv6
         self.ns = os.environ.get("DROCE_INTEROP_NS", "droceiop")
         run_dir = os.environ.get("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-droceiop")
-        self.env = rig_env(RIG_NS=self.ns, RIG_RUN=run_dir, RIG_MTU=str(mtu))
+        self.env = rig_env(RIG_NS=self.ns, RIG_RUN=run_dir, RIG_MTU=str(mtu),
+                           **({"RIG_IPV6": "1"} if ipv6 else {}))
         self.state = os.path.join(run_dir, "state")
+        self.gids = {}      # guest -> its IPv6 GID index (the guests keep theirs until down)
+
+    def droce_gid(self):
+        """droce's GID index for the paths: its GID table is fe80::, the IPv4-mapped address,
+        then the configured IPv6 addresses (doc/api.md)."""
+        return "2" if self.ipv6 else "1"
+
+    def guest_gid(self, n):
+        """Guest @n's GID index for the paths: the RoCE v2 GID of its IPv4 address (rig-gid),
+        or of fd47::n, read from rxe0's sysfs GID table."""
+        if not self.ipv6:
+            return "1"
+        if n in self.gids:
+            return self.gids[n]
+        want = f"fd47:0000:0000:0000:0000:0000:0000:{n:04x}"
+        p = self.gx(n, "P=/sys/class/infiniband/rxe0/ports/1; i=0; while [ $i -lt 32 ]; do "
+                       "read -r v < $P/gids/$i; read -r t < $P/gid_attrs/types/$i 2>/dev/null; "
+                       f"[ \"$v\" = {want} ] && [ \"$t\" = 'RoCE v2' ] && echo $i && exit 0; "
+                       "i=$((i+1)); done; exit 1")
+        if p.returncode != 0 or not p.stdout.strip().isdigit():
+            raise StepFailed("rig-up", f"g{n} has no RoCE v2 GID for fd47::{n:x}: {p.stdout} {p.stderr}")
+        self.gids[n] = p.stdout.strip()
+        return self.gids[n]
 
     def up(self):
+        self.gids = {}
         if os.path.exists(self.state):
             self.down()
         t0 = time.time()
@@ -798,19 +825,27 @@ def tools_of(args):
     return tools
 
 
-def rig_config(mtu, logdir, faults=None):
+DROCE_IP6 = "fd47::100"
+
+
+def rig_config(mtu, logdir, faults=None, ipv6=False):
     """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with @faults
-    (or else DROCE_INTEROP_FAULTS; e.g. "fault_drop = 10", ';'-separated) added to [engine]."""
+    (or else DROCE_INTEROP_FAULTS; e.g. "fault_drop = 10", ';'-separated) added to [engine],
+    and with @ipv6 the address DROCE_IP6 (GID index 2) on the device."""
     config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
     faults = faults if faults is not None else os.environ.get("DROCE_INTEROP_FAULTS")
-    if not faults:
+    if not faults and not ipv6:
         return config
     with open(config) as f:
         text = f.read()
-    extra = "".join(kv.strip() + "\n" for kv in faults.split(";") if kv.strip())
+    extra = "".join(kv.strip() + "\n" for kv in (faults or "").split(";") if kv.strip())
     text = text.replace("[engine]\n", "[engine]\n" + extra, 1)
+    if ipv6:
+        line = f"ipv4 = {DROCE_IP}\n"
+        assert line in text, config
+        text = text.replace(line, line + f"ipv6 = {DROCE_IP6}\n", 1)
     os.makedirs(logdir, exist_ok=True)
-    path = os.path.join(logdir, f"droce-{mtu}.ini")
+    path = os.path.join(logdir, f"droce-{mtu}{'-ipv6' if ipv6 else ''}.ini")
     with open(path, "w") as f:
         f.write(text)
     return path
