@@ -14,7 +14,8 @@
  * sequentially consistent (test verbs cq_arm_while_completing_loses_no_event).
  *
  * Overrun: a completion that finds the ring full is not written. The CQ enters error (state 1),
- * later completions for it are counted in cq->dropped, and droce_poll_cq() returns -EIO. Then,
+ * later completions for it are counted in cq->dropped, and droce_poll_cq() still returns the
+ * completions written before (as rxe's CQ, whose queue stays readable), then -EIO. Then,
  * outside any QP lock, verbs_cq_fail() raises IBV_EVENT_CQ_ERR once (state 2) and fails every QP
  * that uses the CQ (IBV_EVENT_QP_FATAL, QP to ERR).
  */
@@ -160,16 +161,23 @@ int droce_poll_cq(struct droce_cq *c, int num_entries, struct ibv_wc *wc)
 {
 	struct verbs_cq *cq;
 	uint32_t tail, n, i;
+	bool failed;
 
 	if (c == NULL || num_entries < 0 || (wc == NULL && num_entries > 0))
 		return -EINVAL;
 	cq = to_vcq(c);
-	if (__atomic_load_n(&cq->error, __ATOMIC_RELAXED) != CQ_OK)
-		return -EIO;
 	verbs_lock(&cq->poll_lock);
+	/* The error is read first: the producers set it after their last push (prod_lock), so
+	 * once it is seen the head below is final, and an empty ring stays empty: -EIO. */
+	failed = __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE) != CQ_OK;
 	tail = verbs_ring_tail(&cq->r);
 	/* Seq-cst, and acquire too (the slots): after an arm, see the head or be seen armed. */
-	n = RTE_MIN(__atomic_load_n(&cq->r.head, __ATOMIC_SEQ_CST) - tail, (uint32_t)num_entries);
+	n = __atomic_load_n(&cq->r.head, __ATOMIC_SEQ_CST) - tail;
+	if (n == 0 && failed) {
+		verbs_unlock(&cq->poll_lock);
+		return -EIO;
+	}
+	n = RTE_MIN(n, (uint32_t)num_entries);
 	for (i = 0; i < n; i++)
 		wc[i] = cq->wc[(tail + i) & cq->r.mask];
 	verbs_ring_retire(&cq->r, tail + n);

@@ -309,7 +309,8 @@ int droce_destroy_cq(struct droce_cq *cq);
  * ibv_poll_cq(3): non-blocking, oldest first, each completion returned once.
  * @return The number of completions written to @p wc (0..num_entries), or a negative value:
  *   -EINVAL (NULL cq, num_entries < 0, wc NULL with num_entries > 0), -EIO (the CQ overran and
- *   is in error; IBV_EVENT_CQ_ERR was raised).
+ *   is in error, IBV_EVENT_CQ_ERR was raised, and the completions written before the overrun
+ *   have all been returned).
  */
 int droce_poll_cq(struct droce_cq *cq, int num_entries, struct ibv_wc *wc);
 /**

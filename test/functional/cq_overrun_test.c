@@ -5,7 +5,8 @@
  * A CQ overrun through the real engine, on a QP that takes no part in it. droce1's QPs B and
  * Q share a small receive CQ that the test never polls; B stays idle, and droce0's QP P sends
  * SENDs to Q until one finds the CQ full. Proves:
- * - droce1 raises IBV_EVENT_QP_FATAL for both QPs, and droce_poll_cq() on the CQ returns -EIO;
+ * - droce1 raises IBV_EVENT_QP_FATAL for both QPs; droce_poll_cq() on the CQ still returns the
+ *   completions that fit, in order, then -EIO;
  * - B, on which nothing was posted and for which nothing arrived (no call of its owner's
  *   data path), is in ERR soon after (droce_query_qp());
  * - B serves nothing: an RDMA WRITE and an RDMA READ from its peer A to B's memory are not
@@ -97,6 +98,13 @@ int main(int argc, char **argv)
 		}
 	}
 	CHECK(both_fatal(e[1].qp, f[1].qp));
+	/* The completions that fit, Q's first receives, are still read in order; then -EIO. */
+	for (i = 0; i < (unsigned int)e[1].rcq->cqe; i++) {
+		CHECK_EQ(droce_poll_cq(e[1].rcq, 1, &wc), 1);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc.wr_id, 100 + i);
+		CHECK_EQ(wc.qp_num, f[1].qp->qp_num);
+	}
 	CHECK_EQ(droce_poll_cq(e[1].rcq, 1, &wc), -EIO);
 	printf("cq overrun: the receive CQ (%d entries) of B and Q overran at Q's SEND %u: "
 	       "QP_FATAL for both\n", e[1].rcq->cqe, sent);

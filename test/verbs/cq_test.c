@@ -193,6 +193,7 @@ static void test_overrun(struct droce_context *ctx, struct droce_pd *pd)
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad;
 	struct ibv_wc wc[8];
+	unsigned int i;
 
 	CHECK_EQ(cq->cqe, 4);
 	vt_walk(qp, IBV_QPS_RTS);
@@ -210,7 +211,15 @@ static void test_overrun(struct droce_context *ctx, struct droce_pd *pd)
 	expect_event(ctx, IBV_EVENT_QP_FATAL, bystander);
 	CHECK_EQ(qp->state, IBV_QPS_ERR);
 	CHECK_EQ(bystander->state, IBV_QPS_ERR);
+	/* The four completions written before the overrun are still read, in order; then -EIO. */
+	CHECK_EQ(droce_poll_cq(cq, 3, wc), 3);
+	CHECK_EQ(droce_poll_cq(cq, 8, wc + 3), 1);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ(wc[i].wr_id, i);
+		CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
+	}
 	CHECK_EQ(droce_poll_cq(cq, 8, wc), -EIO);
+	CHECK_EQ(droce_poll_cq(cq, 0, NULL), -EIO);
 	CHECK_EQ(droce_req_notify_cq(cq, 0), 0);	/* no channel: nothing to arm, as providers */
 	CHECK_EQ(droce_resize_cq(cq, 64), EIO);
 	CHECK_EQ(poll(&pfd, 1, 0), 0);
