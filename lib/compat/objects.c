@@ -47,25 +47,20 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 
 /* ---- MR ---- */
 
-struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-				unsigned int access)
+/* The ibv_mr of droce's MR @p d (NULL: the registration failed, errno set). */
+static struct ibv_mr *mr_wrap(struct ibv_pd *pd, struct droce_mr *d)
 {
 	struct compat_mr *m;
 
-	if (iova != (uintptr_t)addr) {	/* droce keys address memory by its virtual address */
-		errno = EOPNOTSUPP;
+	if (d == NULL)
 		return NULL;
-	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
+		droce_dereg_mr(d);
 		errno = ENOMEM;
 		return NULL;
 	}
-	m->d = droce_reg_mr(to_cpd(pd)->d, addr, length, (int)access);
-	if (m->d == NULL) {
-		free(m);
-		return NULL;
-	}
+	m->d = d;
 	m->ibv.context = pd->context;
 	m->ibv.pd = pd;
 	m->ibv.addr = m->d->addr;
@@ -77,9 +72,15 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 	return &m->ibv;
 }
 
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access)
+{
+	return mr_wrap(pd, droce_reg_mr_iova2(to_cpd(pd)->d, addr, length, iova, access));
+}
+
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+	return mr_wrap(pd, droce_reg_mr(to_cpd(pd)->d, addr, length, access));
 }
 
 struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,

@@ -263,8 +263,8 @@ uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey, uint64_
 
 	if (mr == NULL || mr->pd != t->qp->pd || !(verbs_mr_access(mr) & access))
 		return NULL;
-	base = (uintptr_t)mr->addr;
+	base = verbs_mr_iova(mr);	/* the VA the rkey names the MR's first byte by */
 	if (va < base || va - base > mr->length || len > mr->length - (va - base))
 		return NULL;
-	return (uint8_t *)(uintptr_t)va;
+	return (uint8_t *)mr->addr + (va - base);
 }

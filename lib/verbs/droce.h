@@ -271,10 +271,21 @@ int droce_dealloc_pd(struct droce_pd *pd);
  * (REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE, as rdma-core); optional-range flags
  * (IBV_ACCESS_RELAXED_ORDERING...) are accepted and ignored. lkey and rkey are unique among live
  * MRs and carry 20 random bits each.
+ * IBV_ACCESS_ZERO_BASED registers the MR under iova (addr's offset in its page), as
+ * droce_reg_mr_iova2() with that iova.
  * @return An MR, or NULL with errno EINVAL (NULL pd/addr, length 0, bad access combination or
- *   unknown bit), EOPNOTSUPP (MW_BIND, ZERO_BASED, ON_DEMAND, HUGETLB), ENOMEM.
+ *   unknown bit), EOPNOTSUPP (MW_BIND, ON_DEMAND, HUGETLB), ENOMEM.
  */
 struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access);
+/**
+ * ibv_reg_mr_iova2(3): as droce_reg_mr(), but the MR's lkey and rkey name its first byte (at
+ * @p addr) by @p iova: an SGE with its lkey and a remote READ, WRITE or atomic with its rkey
+ * give addresses in [iova, iova + length). @p iova keeps @p addr's offset in its 4 KiB page
+ * (as Linux's reg_mr requires). mr->addr is @p addr.
+ * @return As droce_reg_mr(); EINVAL also when iova + length wraps or the page offsets differ.
+ */
+struct droce_mr *droce_reg_mr_iova2(struct droce_pd *pd, void *addr, size_t length,
+				    uint64_t iova, unsigned int access);
 /** ibv_dereg_mr(3). @return 0, or EINVAL (NULL). */
 int droce_dereg_mr(struct droce_mr *mr);
 

@@ -27,8 +27,9 @@
 /* Access bits droce accepts; the optional range is advisory and ignored (as rdma-core). */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-#define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | \
-			       IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+#define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+/* An iova keeps its address's offset in the page (as the kernel's reg_mr requires). */
+#define MR_PAGE_MASK 4095u
 
 struct droce_pd *droce_alloc_pd(struct droce_context *context)
 {
@@ -89,7 +90,7 @@ static uint32_t make_key(uint32_t index)
 
 static int check_access(int access)
 {
-	int hard = access & ~IBV_ACCESS_OPTIONAL_RANGE;
+	int hard = access & ~(IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_ZERO_BASED);
 
 	if (hard & MR_ACCESS_UNSUPPORTED)
 		return EOPNOTSUPP;
@@ -129,10 +130,22 @@ static int insert_mr(struct droce_device *dev, struct verbs_mr *mr)
 
 struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
 {
+	/* IBV_ACCESS_ZERO_BASED: the MR's first byte is at 0 + its offset in the page. */
+	uint64_t iova = (uintptr_t)addr & ((access & IBV_ACCESS_ZERO_BASED) ? MR_PAGE_MASK :
+					   UINT64_MAX);
+
+	return droce_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+struct droce_mr *droce_reg_mr_iova2(struct droce_pd *pd, void *addr, size_t length,
+				    uint64_t iova, unsigned int acc)
+{
+	int access = (int)acc;
 	struct verbs_mr *mr;
 	int rc;
 
-	if (pd == NULL || addr == NULL || length == 0) {
+	if (pd == NULL || addr == NULL || length == 0 || iova + length - 1 < iova ||
+	    ((iova ^ (uintptr_t)addr) & MR_PAGE_MASK) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -155,12 +168,15 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, in
 	mr->pub.addr = addr;
 	mr->pub.length = length;
 	mr->access = access & MR_ACCESS_OK;
+	mr->iova = iova;
 	rc = insert_mr(pd->context->device, mr);
 	if (rc != 0) {
 		free(mr);
 		errno = rc;
 		return NULL;
 	}
+	if (iova != (uintptr_t)addr)
+		__atomic_fetch_add(&pd->context->device->n_iova_mr, 1, __ATOMIC_RELEASE);
 	mr->pub.handle = mr->index;
 	__atomic_fetch_add(&pd->usecnt, 1, __ATOMIC_RELAXED);
 	return &mr->pub;
@@ -229,6 +245,8 @@ int droce_dereg_mr(struct droce_mr *m)
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	if (mr->iova != (uintptr_t)m->addr)
+		__atomic_fetch_sub(&dev->n_iova_mr, 1, __ATOMIC_RELAXED);
 	leak = !mr_drain(dev, mr);
 	mr_quiesce(dev);
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
@@ -251,6 +269,36 @@ struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool re
 int verbs_mr_access(const struct droce_mr *mr)
 {
 	return container_of(mr, const struct verbs_mr, pub)->access;
+}
+
+uint64_t verbs_mr_iova(const struct droce_mr *mr)
+{
+	return container_of(mr, const struct verbs_mr, pub)->iova;
+}
+
+/* The slow part of verbs_sge_iova(): each SGE whose lkey names an MR registered under another
+ * iova is moved to the MR's memory; one outside the MR's iova range gets address 0, which
+ * no MR holds, so the engine completes the WR with IBV_WC_LOC_PROT_ERR as for any SGE outside
+ * its MR. An lkey that names no MR is left for the engine to refuse. */
+void verbs_sge_iova_slow(struct droce_device *dev, struct ibv_sge *sge, uint32_t n)
+{
+	const struct droce_mr *m;
+	uint64_t iova;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		m = verbs_mr_lookup(dev, sge[i].lkey, false);
+		if (m == NULL || sge[i].length == 0)
+			continue;
+		iova = verbs_mr_iova(m);
+		if (iova == (uintptr_t)m->addr)
+			continue;
+		if (sge[i].addr < iova || sge[i].addr - iova > m->length ||
+		    sge[i].length > m->length - (sge[i].addr - iova))
+			sge[i].addr = 0;
+		else
+			sge[i].addr = (uintptr_t)m->addr + (sge[i].addr - iova);
+	}
 }
 
 /* The last reference to a zero-copy segment is gone (rte_pktmbuf_free() of it). */

@@ -348,6 +348,7 @@ static void fill_send(const struct verbs_qp *qp, struct verbs_send_wqe *w,
 		w->num_sge = (uint32_t)wr->num_sge;
 		if (w->num_sge != 0)    /* sg_list may be NULL when num_sge is 0 */
 			memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(struct ibv_sge));
+		verbs_sge_iova(qp->pub.context->device, w->sge, w->num_sge);
 		return;
 	}
 	w->num_sge = 0;
@@ -414,7 +415,7 @@ int droce_post_recv(struct droce_qp *q, struct ibv_recv_wr *wr, struct ibv_recv_
 	verbs_lock(&qp->rq.lock);
 	head = verbs_ring_head(&qp->rq.r);
 	for (; wr != NULL; wr = wr->next) {
-		rc = verbs_wq_put_recv(&qp->rq, &head, wr);
+		rc = verbs_wq_put_recv(q->context->device, &qp->rq, &head, wr);
 		if (rc != 0) {
 			*bad_wr = wr;
 			break;

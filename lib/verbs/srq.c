@@ -37,7 +37,8 @@ void verbs_wq_free(struct verbs_wq *q)
 	q->buf = NULL;
 }
 
-int verbs_wq_put_recv(struct verbs_wq *q, uint32_t *head, const struct ibv_recv_wr *wr)
+int verbs_wq_put_recv(struct droce_device *dev, struct verbs_wq *q, uint32_t *head,
+		      const struct ibv_recv_wr *wr)
 {
 	struct verbs_recv_wqe *w;
 	uint32_t i;
@@ -55,6 +56,7 @@ int verbs_wq_put_recv(struct verbs_wq *q, uint32_t *head, const struct ibv_recv_
 		w->sge[i] = wr->sg_list[i];
 		w->length += wr->sg_list[i].length;
 	}
+	verbs_sge_iova(dev, w->sge, w->num_sge);
 	(*head)++;
 	return 0;
 }
@@ -163,7 +165,7 @@ int droce_post_srq_recv(struct droce_srq *s, struct ibv_recv_wr *wr,
 	verbs_lock(&srq->q.lock);
 	head = verbs_ring_head(&srq->q.r);
 	for (; wr != NULL; wr = wr->next) {
-		rc = verbs_wq_put_recv(&srq->q, &head, wr);
+		rc = verbs_wq_put_recv(s->context->device, &srq->q, &head, wr);
 		if (rc != 0) {
 			*bad_wr = wr;
 			break;

@@ -216,6 +216,9 @@ struct droce_qp *verbs_qp_lookup(struct droce_device *dev, uint32_t qpn);
 struct droce_mr *verbs_mr_lookup(struct droce_device *dev, uint32_t key, bool remote);
 /** Access flags an MR was registered with. */
 int verbs_mr_access(const struct droce_mr *mr);
+/** The address an MR's keys name its first byte by (droce_reg_mr_iova2()): an R_Key's VA is
+ *  translated by it; posted SGEs already were (verbs_sge_iova()). */
+uint64_t verbs_mr_iova(const struct droce_mr *mr);
 /**
  * Zero-copy TX: make @p seg (a fresh direct mbuf, not part of a chain yet) carry the @p len
  * bytes at @p addr inside @p mr as an external buffer, without copying them. The segment's

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_log.h>
 
@@ -60,6 +61,9 @@ struct droce_device {
 	struct droce_mr *mr_tbl[DROCE_MAX_MR];
 	uint32_t qp_next;
 	uint32_t mr_next;
+	/** Live MRs whose iova is not their address: while none, posted SGEs need no
+	 *  translation (verbs_sge_iova()). */
+	uint32_t n_iova_mr;
 	uint32_t n_pd, n_cq, n_srq, n_ah;
 	unsigned int index;		/**< in the device list */
 	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
@@ -94,6 +98,9 @@ struct verbs_mr {
 	struct droce_mr pub;
 	int access;
 	uint32_t index;
+	/** The address its lkey and rkey name pub.addr by (ibv_reg_mr_iova2(3)); = pub.addr
+	 *  for a plain registration. */
+	uint64_t iova;
 	/** Mbuf segments that carry this MR's memory as an external buffer (zero-copy TX,
 	 *  verbs_mr_extbuf_attach()); droce_dereg_mr() waits until none is left. */
 	uint32_t inflight;
@@ -202,6 +209,17 @@ static inline struct verbs_ctx *to_vctx(struct droce_context *c)
 static inline struct verbs_mr *to_vmr(struct droce_mr *m)
 {
 	return container_of(m, struct verbs_mr, pub);
+}
+
+void verbs_sge_iova_slow(struct droce_device *dev, struct ibv_sge *sge, uint32_t n);
+
+/* Posted SGEs name memory by their MR's iova (ibv_reg_mr_iova2(3)): move them to the process
+ * addresses the engine reads and writes, once, at post. Free while no MR of the device has
+ * an iova of its own. */
+static inline void verbs_sge_iova(struct droce_device *dev, struct ibv_sge *sge, uint32_t n)
+{
+	if (unlikely(__atomic_load_n(&dev->n_iova_mr, __ATOMIC_RELAXED) != 0))
+		verbs_sge_iova_slow(dev, sge, n);
 }
 static inline struct verbs_cq *to_vcq(struct droce_cq *c)
 {
@@ -314,8 +332,9 @@ int verbs_qp_mcast_busy(struct verbs_qp *qp);
 int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t max_sge,
 		   uint32_t max_inline);
 void verbs_wq_free(struct verbs_wq *q);
-/** Copy @p wr into the next receive slot of @p q (producer lock held).
- *  @return 0, EINVAL, ENOMEM. */
-int verbs_wq_put_recv(struct verbs_wq *q, uint32_t *head, const struct ibv_recv_wr *wr);
+/** Copy @p wr into the next receive slot of @p q of @p dev (producer lock held), its SGEs
+ *  moved to process addresses (verbs_sge_iova()). @return 0, EINVAL, ENOMEM. */
+int verbs_wq_put_recv(struct droce_device *dev, struct verbs_wq *q, uint32_t *head,
+		      const struct ibv_recv_wr *wr);
 
 #endif /* VERBS_PRIVATE_H */
