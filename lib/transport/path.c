@@ -249,22 +249,3 @@ enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struc
 		return IBV_WC_LOC_PROT_ERR;
 	return IBV_WC_SUCCESS;
 }
-
-/* IBA 9.4.3 / 9.4.4 (C9-88): the R_Key names a live MR of the QP's PD with @p access that
- * covers [va, va + len). The responder calls it for the first packet of a request and again
- * for each later one (a WRITE's middle and last packets, each READ response): the MR may have
- * been deregistered in between, and droce_dereg_mr() returns once no engine iteration can
- * still use a lookup made before the MR left the table (verbs_engine_ops.mr_quiesce). */
-uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey, uint64_t va,
-			    uint32_t len, int access)
-{
-	const struct droce_mr *mr = verbs_mr_lookup(t->dev, rkey, true);
-	uint64_t base;
-
-	if (mr == NULL || mr->pd != t->qp->pd || !(verbs_mr_access(mr) & access))
-		return NULL;
-	base = verbs_mr_iova(mr);	/* the VA the rkey names the MR's first byte by */
-	if (va < base || va - base > mr->length || len > mr->length - (va - base))
-		return NULL;
-	return (uint8_t *)mr->addr + (va - base);
-}

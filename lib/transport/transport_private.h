@@ -261,10 +261,19 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
  *  @return IBV_WC_SUCCESS or LOC_PROT_ERR. */
 enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struct ibv_sge *s,
 				       int access);
-/** The memory at @p va if R_Key @p rkey names a live MR of the QP's PD with @p access that
- *  covers @p len bytes from @p va, else NULL. */
-uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey, uint64_t va,
-			    uint32_t len, int access);
+/*
+ * IBA 9.4.3 / 9.4.4 (C9-88): the memory at @p va if R_Key @p rkey names a live MR of the QP's
+ * PD with @p access that covers @p len bytes from @p va (in the MR's iova space), else NULL.
+ * The responder calls it for the first packet of a request and again for each later one (a
+ * WRITE's middle and last packets, each READ response): the MR may have been deregistered in
+ * between, and droce_dereg_mr() returns once no engine iteration can still use a lookup made
+ * before the MR left the table (verbs_engine_ops.mr_quiesce).
+ */
+static inline uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey,
+					  uint64_t va, uint32_t len, int access)
+{
+	return verbs_mr_remote_mem(t->dev, t->qp->pd, rkey, va, len, access);
+}
 
 /* timer.c */
 uint64_t transport_rto_ticks(uint8_t timeout, uint64_t hz);

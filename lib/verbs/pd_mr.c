@@ -31,6 +31,8 @@
 /* An iova keeps its address's offset in the page (as the kernel's reg_mr requires). */
 #define MR_PAGE_MASK 4095u
 
+uint32_t verbs_n_iova_mr;
+
 struct droce_pd *droce_alloc_pd(struct droce_context *context)
 {
 	struct droce_device *dev;
@@ -176,7 +178,7 @@ struct droce_mr *droce_reg_mr_iova2(struct droce_pd *pd, void *addr, size_t leng
 		return NULL;
 	}
 	if (iova != (uintptr_t)addr)
-		__atomic_fetch_add(&pd->context->device->n_iova_mr, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&verbs_n_iova_mr, 1, __ATOMIC_RELAXED);
 	mr->pub.handle = mr->index;
 	__atomic_fetch_add(&pd->usecnt, 1, __ATOMIC_RELAXED);
 	return &mr->pub;
@@ -246,7 +248,7 @@ int droce_dereg_mr(struct droce_mr *m)
 	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 	if (mr->iova != (uintptr_t)m->addr)
-		__atomic_fetch_sub(&dev->n_iova_mr, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&verbs_n_iova_mr, 1, __ATOMIC_RELAXED);
 	leak = !mr_drain(dev, mr);
 	mr_quiesce(dev);
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
@@ -274,6 +276,21 @@ int verbs_mr_access(const struct droce_mr *mr)
 uint64_t verbs_mr_iova(const struct droce_mr *mr)
 {
 	return container_of(mr, const struct verbs_mr, pub)->iova;
+}
+
+uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd, uint32_t rkey,
+			     uint64_t va, uint32_t len, int access)
+{
+	const struct droce_mr *m = verbs_mr_lookup(dev, rkey, true);
+	const struct verbs_mr *mr;
+
+	if (m == NULL)
+		return NULL;
+	mr = container_of(m, const struct verbs_mr, pub);
+	if (m->pd != pd || !(mr->access & access) || va < mr->iova ||
+	    va - mr->iova > m->length || len > m->length - (va - mr->iova))
+		return NULL;
+	return (uint8_t *)m->addr + (va - mr->iova);
 }
 
 /* The slow part of verbs_sge_iova(): each SGE whose lkey names an MR registered under another

@@ -220,6 +220,13 @@ int verbs_mr_access(const struct droce_mr *mr);
  *  translated by it; posted SGEs already were (verbs_sge_iova()). */
 uint64_t verbs_mr_iova(const struct droce_mr *mr);
 /**
+ * The memory [va, va + len) names through @p rkey on @p dev, if the rkey names a live MR of
+ * @p pd with @p access that covers that range of its iova space. @return The process address
+ * of va, or NULL.
+ */
+uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd, uint32_t rkey,
+			     uint64_t va, uint32_t len, int access);
+/**
  * Zero-copy TX: make @p seg (a fresh direct mbuf, not part of a chain yet) carry the @p len
  * bytes at @p addr inside @p mr as an external buffer, without copying them. The segment's
  * own data room holds the buffer's shared info, so the segment must never be cloned (copy

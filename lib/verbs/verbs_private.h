@@ -61,9 +61,6 @@ struct droce_device {
 	struct droce_mr *mr_tbl[DROCE_MAX_MR];
 	uint32_t qp_next;
 	uint32_t mr_next;
-	/** Live MRs whose iova is not their address: while none, posted SGEs need no
-	 *  translation (verbs_sge_iova()). */
-	uint32_t n_iova_mr;
 	uint32_t n_pd, n_cq, n_srq, n_ah;
 	unsigned int index;		/**< in the device list */
 	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
@@ -211,14 +208,17 @@ static inline struct verbs_mr *to_vmr(struct droce_mr *m)
 	return container_of(m, struct verbs_mr, pub);
 }
 
+/** Live MRs, of any device, whose iova is not their address (pd_mr.c). */
+extern uint32_t verbs_n_iova_mr;
+
 void verbs_sge_iova_slow(struct droce_device *dev, struct ibv_sge *sge, uint32_t n);
 
 /* Posted SGEs name memory by their MR's iova (ibv_reg_mr_iova2(3)): move them to the process
- * addresses the engine reads and writes, once, at post. Free while no MR of the device has
- * an iova of its own. */
+ * addresses the engine reads and writes, once, at post. One load and branch while no MR in
+ * the process has an iova of its own. */
 static inline void verbs_sge_iova(struct droce_device *dev, struct ibv_sge *sge, uint32_t n)
 {
-	if (unlikely(__atomic_load_n(&dev->n_iova_mr, __ATOMIC_RELAXED) != 0))
+	if (unlikely(__atomic_load_n(&verbs_n_iova_mr, __ATOMIC_RELAXED) != 0))
 		verbs_sge_iova_slow(dev, sge, n);
 }
 static inline struct verbs_cq *to_vcq(struct droce_cq *c)
