@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdma/ib_user_sa.h>	/* the kernel's path record, zeroed below */
 
 #include "compat_private.h"
+#include "droce_engine.h"
 
 /* ---- Strings ---- */
 
@@ -211,12 +213,32 @@ int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_
 	return 0;
 }
 
-/* droce resolves MACs itself (ARP/ND in the engine): nothing for a caller to resolve. */
+/*
+ * The MAC of the path @p attr describes, from the device's neighbour table, or by ARP / neighbour
+ * solicitation from the engine (as the transport resolves a QP's path), waiting as libibverbs
+ * does (its netlink query blocks): until an answer, or until the engine gives the resolution
+ * up (neigh_retries x neigh_retry_ms). droce has no VLANs: *vid is 0xffff, the "no VLAN"
+ * value (callers take a vid above 0xfff as none).
+ * @return 0, or -EINVAL (NULL argument, no GRH, an sgid index the port lacks), -EHOSTUNREACH
+ *   (no answer), -ENODEV (the device has no engine), as libibverbs.
+ */
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t *vid)
 {
-	(void)context; (void)attr; (void)eth_mac; (void)vid;
-	return EOPNOTSUPP;
+	const struct timespec ms = { 0, 1000000 };
+	union ibv_gid sgid;
+	int rc;
+
+	if (context == NULL || attr == NULL || eth_mac == NULL || vid == NULL ||
+	    !attr->is_global ||
+	    droce_query_gid(to_cctx(context)->d, attr->port_num, attr->grh.sgid_index, &sgid) != 0)
+		return -EINVAL;
+	while ((rc = droce_engine_neigh_resolve(to_cctx(context)->d, &attr->grh.dgid,
+						 eth_mac)) == -EAGAIN)
+		nanosleep(&ms, NULL);
+	if (rc == 0)
+		*vid = 0xffff;
+	return rc;
 }
 
 /* Kernel-ABI marshalling (rdma-core's libibverbs/marshall.h, used by librdmacm against the

@@ -15,6 +15,8 @@
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
  * - ibv_reg_mr_iova2: an RDMA WRITE names the peer's memory by the iova it was registered
  *   under; an iova with another page offset is EINVAL;
+ * - ibv_resolve_eth_l2_from_gid: the peer device's MAC (the one its fe80:: GID encodes), no
+ *   VLAN; -EHOSTUNREACH for an address nobody answers, -EINVAL for bad arguments;
  * - ibv_close_device() with objects still open succeeds (as libibverbs) and frees them;
  * - with "exit-open": exiting with devices open, a QP connected, a completion event and an
  *   async event got and never acked exits 0 (droce's destroys wait for acks: the drop-in
@@ -239,6 +241,36 @@ static void test_iova(void)
 	printf("ibv_reg_mr_iova2: a WRITE reaches the memory by its iova\n");
 }
 
+/* ibv_resolve_eth_l2_from_gid(): ep[1]'s MAC, as its link-local GID (fe80:: + modified EUI-64)
+ * encodes it; an address on the subnet nobody answers; bad arguments. */
+static void test_resolve_l2(void)
+{
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = 1 };
+	uint8_t mac[ETHERNET_LL_SIZE], want[ETHERNET_LL_SIZE];
+	union ibv_gid ll;
+	uint16_t vid = 0;
+
+	CHECK_EQ(ibv_query_gid(ep[1].ctx, 1, 0, &ll), 0);
+	want[0] = ll.raw[8] ^ 2;
+	memcpy(&want[1], &ll.raw[9], 2);
+	memcpy(&want[3], &ll.raw[13], 3);
+	a.grh.sgid_index = 1;
+	a.grh.dgid = ep[1].gid;
+	CHECK_EQ(ibv_resolve_eth_l2_from_gid(ep[0].ctx, &a, mac, &vid), 0);
+	CHECK(memcmp(mac, want, sizeof(mac)) == 0);
+	CHECK_EQ(vid, 0xffff);
+	a.grh.dgid.raw[15] ^= 0x40;		/* another host of the subnet: nobody answers */
+	CHECK_EQ(ibv_resolve_eth_l2_from_gid(ep[0].ctx, &a, mac, &vid), -EHOSTUNREACH);
+	a.grh.dgid = ep[1].gid;
+	a.grh.sgid_index = 40;
+	CHECK_EQ(ibv_resolve_eth_l2_from_gid(ep[0].ctx, &a, mac, &vid), -EINVAL);
+	a.grh.sgid_index = 1;
+	a.is_global = 0;
+	CHECK_EQ(ibv_resolve_eth_l2_from_gid(ep[0].ctx, &a, mac, &vid), -EINVAL);
+	CHECK_EQ(ibv_resolve_eth_l2_from_gid(ep[0].ctx, NULL, mac, &vid), -EINVAL);
+	printf("ibv_resolve_eth_l2_from_gid: the peer's MAC; EHOSTUNREACH, EINVAL\n");
+}
+
 /* An async event names the application's QP (ibv_get_async_event maps droce's handles back). */
 static void test_async_event(void)
 {
@@ -388,6 +420,7 @@ int main(int argc, char **argv)
 	test_wr_api();
 	test_channel();
 	test_iova();
+	test_resolve_l2();
 	test_async_event();
 	test_unsupported(list[0]);
 	/* Objects left open: ibv_close_device() releases them, as libibverbs (the kernel) does. */
