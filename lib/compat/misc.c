@@ -134,14 +134,6 @@ int ibv_dofork_range(void *base, size_t size)
 
 /* ---- Not implemented: EOPNOTSUPP, as libibverbs for a provider without the op ---- */
 
-int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
-		 int access)
-{
-	(void)mr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
-}
-
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 				 uint64_t iova, int fd, int access)
 {

@@ -89,6 +89,33 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uin
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
+/* ibv_rereg_mr(3) on droce_rereg_mr(): on success the ibv_mr shows the new PD, translation
+ * and keys; on failure (errno set) the MR is as it was: IBV_REREG_MR_ERR_INPUT. */
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access)
+{
+	struct compat_mr *m;
+	int rc;
+
+	if (mr == NULL) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	m = compat_container_of(mr, struct compat_mr, ibv);
+	rc = droce_rereg_mr(m->d, flags, pd != NULL ? to_cpd(pd)->d : NULL, addr, length, access);
+	if (rc != 0) {
+		errno = rc;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	mr->addr = m->d->addr;
+	mr->length = m->d->length;
+	mr->lkey = m->d->lkey;
+	mr->rkey = m->d->rkey;
+	return 0;
+}
+
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct compat_mr *m = compat_container_of(mr, struct compat_mr, ibv);

@@ -286,6 +286,18 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, in
  */
 struct droce_mr *droce_reg_mr_iova2(struct droce_pd *pd, void *addr, size_t length,
 				    uint64_t iova, unsigned int access);
+/**
+ * ibv_rereg_mr(3): change an MR's translation (@p addr, @p length; its iova becomes @p addr),
+ * its PD (@p pd) and/or its access (@p access), as @p flags (IBV_REREG_MR_CHANGE_*) say. The
+ * MR is taken out of use first, as by droce_dereg_mr() (no frame or engine iteration still uses
+ * the old registration when it returns), then comes back with new lkey and rkey: a key given
+ * out before names nothing. The droce_mr keeps its address.
+ * @return 0, or EINVAL (NULL mr, unknown flag, no pd or a pd of another context, NULL addr or
+ *   length 0 with CHANGE_TRANSLATION, bad access), EOPNOTSUPP (access droce_reg_mr() refuses);
+ *   on error the MR is unchanged.
+ */
+int droce_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr,
+		   size_t length, int access);
 /** ibv_dereg_mr(3). @return 0, or EINVAL (NULL). */
 int droce_dereg_mr(struct droce_mr *mr);
 

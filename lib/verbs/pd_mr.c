@@ -234,26 +234,88 @@ static void mr_quiesce(struct droce_device *dev)
 		ops->mr_quiesce(dev);
 }
 
-int droce_dereg_mr(struct droce_mr *m)
+/* Take @p mr out of use: out of the table, then no zero-copy frame and no engine iteration
+ * still uses it (mr_drain(), mr_quiesce()). @return false when frames are left (mr_drain()). */
+static bool mr_retire(struct verbs_mr *mr)
 {
-	struct droce_device *dev;
-	struct verbs_mr *mr;
-	bool leak;
+	struct droce_device *dev = mr->pub.context->device;
+	bool drained;
 
-	if (m == NULL)
-		return EINVAL;
-	mr = to_vmr(m);
-	dev = m->context->device;
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[mr->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
-	if (mr->iova != (uintptr_t)m->addr)
+	if (mr->iova != (uintptr_t)mr->pub.addr)
 		__atomic_fetch_sub(&verbs_n_iova_mr, 1, __ATOMIC_RELAXED);
-	leak = !mr_drain(dev, mr);
+	drained = mr_drain(dev, mr);
 	mr_quiesce(dev);
+	return drained;
+}
+
+int droce_dereg_mr(struct droce_mr *m)
+{
+	bool drained;
+
+	if (m == NULL)
+		return EINVAL;
+	drained = mr_retire(to_vmr(m));
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
-	if (!leak)
-		free(mr);
+	if (drained)
+		free(to_vmr(m));
+	return 0;
+}
+
+#define REREG_FLAGS (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | \
+		     IBV_REREG_MR_CHANGE_ACCESS)
+
+/* droce_rereg_mr()'s checks: the MR is left as it is when one fails. */
+static int rereg_check(const struct droce_mr *m, int flags, const struct droce_pd *pd,
+		       const void *addr, size_t length, int access)
+{
+	if (m == NULL || (flags & ~REREG_FLAGS) != 0)
+		return EINVAL;
+	if ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->context != m->context))
+		return EINVAL;
+	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0))
+		return EINVAL;
+	return (flags & IBV_REREG_MR_CHANGE_ACCESS) ? check_access(access) : 0;
+}
+
+int droce_rereg_mr(struct droce_mr *m, int flags, struct droce_pd *pd, void *addr,
+		   size_t length, int access)
+{
+	struct droce_device *dev;
+	struct verbs_mr *mr;
+	int rc;
+
+	rc = rereg_check(m, flags, pd, addr, length, access);
+	if (rc != 0 || flags == 0)
+		return rc;
+	mr = to_vmr(m);
+	dev = m->context->device;
+	/* As droce_dereg_mr(); frames left after the drain keep their reference to it. */
+	mr_retire(mr);
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		__atomic_fetch_add(&pd->usecnt, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
+		m->pd = pd;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		m->addr = addr;
+		m->length = length;
+		mr->iova = (uintptr_t)addr;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		mr->access = access & MR_ACCESS_OK;
+	if (mr->iova != (uintptr_t)m->addr)
+		__atomic_fetch_add(&verbs_n_iova_mr, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&mr->dead, 0, __ATOMIC_SEQ_CST);
+	/* Fresh keys, so a key given out for the old registration names nothing. */
+	pthread_mutex_lock(&dev->lock);
+	m->lkey = make_key(mr->index);
+	m->rkey = make_key(mr->index);
+	/* Pairs with the load-acquire in verbs_mr_lookup(). */
+	__atomic_store_n(&dev->mr_tbl[mr->index], m, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
 

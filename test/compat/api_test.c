@@ -15,6 +15,8 @@
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
  * - ibv_reg_mr_iova2: an RDMA WRITE names the peer's memory by the iova it was registered
  *   under; an iova with another page offset is EINVAL;
+ * - ibv_rereg_mr: the ibv_mr shows the new range and keys and a WRITE with the new rkey lands
+ *   there; a bad flag is IBV_REREG_MR_ERR_INPUT with errno EINVAL;
  * - ibv_resolve_eth_l2_from_gid: the peer device's MAC (the one its fe80:: GID encodes), no
  *   VLAN; -EHOSTUNREACH for an address nobody answers, -EINVAL for bad arguments;
  * - ibv_close_device() with objects still open succeeds (as libibverbs) and frees them;
@@ -241,6 +243,40 @@ static void test_iova(void)
 	printf("ibv_reg_mr_iova2: a WRITE reaches the memory by its iova\n");
 }
 
+/* ibv_rereg_mr(3): an MR of ep[1] moved to another range of its buffer; a WRITE reaches it there
+ * with the new rkey. */
+static void test_rereg(void)
+{
+	struct ibv_sge s = { (uintptr_t)ep[0].buf, 16, ep[0].mr->lkey };
+	struct ibv_send_wr w = { .wr_id = 13, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_mr *mr = ibv_reg_mr(ep[1].pd, ep[1].buf, 1024, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t old_rkey;
+	struct ibv_wc wc;
+
+	CHECK(mr != NULL);
+	old_rkey = mr->rkey;
+	errno = 0;
+	CHECK_EQ(ibv_rereg_mr(mr, 1 << 6, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(mr->rkey, old_rkey);
+	CHECK_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+			      NULL, ep[1].buf + 2048, 512,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0);
+	CHECK(mr->addr == ep[1].buf + 2048 && mr->length == 512 && mr->rkey != old_rkey);
+	memset(ep[0].buf, 0x5a, 16);
+	memset(ep[1].buf + 2048, 0, 512);
+	w.wr.rdma.rkey = mr->rkey;
+	w.wr.rdma.remote_addr = (uintptr_t)ep[1].buf + 2048 + 100;
+	CHECK_EQ(ibv_post_send(ep[0].qp, &w, &bad), 0);
+	poll_n(ep[0].cq, &wc, 1);
+	CHECK_EQ(wc.wr_id, 13);
+	CHECK(ep[1].buf[2048 + 99] == 0 && ep[1].buf[2048 + 100] == 0x5a &&
+	      ep[1].buf[2048 + 115] == 0x5a && ep[1].buf[2048 + 116] == 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	printf("ibv_rereg_mr: new range and keys; a WRITE lands there\n");
+}
+
 /* ibv_resolve_eth_l2_from_gid(): ep[1]'s MAC, as its link-local GID (fe80:: + modified EUI-64)
  * encodes it; an address on the subnet nobody answers; bad arguments. */
 static void test_resolve_l2(void)
@@ -421,6 +457,7 @@ int main(int argc, char **argv)
 	test_channel();
 	test_iova();
 	test_resolve_l2();
+	test_rereg();
 	test_async_event();
 	test_unsupported(list[0]);
 	/* Objects left open: ibv_close_device() releases them, as libibverbs (the kernel) does. */

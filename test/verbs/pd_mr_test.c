@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /* PD and MR: good paths, EBUSY, access flag rules, key uniqueness and randomness, iova
- * registration and the translation of posted SGEs. */
+ * registration and the translation of posted SGEs, re-registration. */
 #include "vt.h"
 #include "verbs_private.h"
 
@@ -128,6 +128,59 @@ static void test_iova(struct droce_pd *pd)
 	CHECK_EQ(droce_dereg_mr(plain), 0);
 }
 
+/* ibv_rereg_mr(3): each kind of change, new keys every time, the MR untouched by a failure. */
+static void test_rereg(struct droce_context *ctx, struct droce_pd *pd)
+{
+	static char buf[8192];
+	struct droce_pd *pd2 = droce_alloc_pd(ctx);
+	struct droce_mr *mr = droce_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t lkey, rkey;
+
+	CHECK(pd2 != NULL && mr != NULL);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	/* Failures leave it as it was. */
+	CHECK_EQ(droce_rereg_mr(NULL, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, 8, NULL, NULL, 0, 0), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 64, 0), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf, 0, 0), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				IBV_ACCESS_REMOTE_WRITE), EINVAL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				IBV_ACCESS_MW_BIND), EOPNOTSUPP);
+	CHECK_EQ(droce_rereg_mr(mr, 0, NULL, NULL, 0, 0), 0);
+	CHECK(mr->lkey == lkey && mr->rkey == rkey && mr->addr == buf && mr->pd == pd);
+	CHECK(verbs_mr_lookup(mr_dev, rkey, true) == mr);
+	/* Access: new keys; the old ones name nothing. */
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0);
+	CHECK_EQ(verbs_mr_access(mr), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr->lkey != lkey && mr->rkey != rkey);
+	CHECK(verbs_mr_lookup(mr_dev, rkey, true) == NULL);
+	CHECK(verbs_mr_lookup(mr_dev, lkey, false) == NULL);
+	CHECK(verbs_mr_lookup(mr_dev, mr->rkey, true) == mr);
+	CHECK(verbs_mr_lookup(mr_dev, mr->lkey, false) == mr);
+	/* Translation: the new range, its iova the new address. */
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, &buf[4096], 2048, 0),
+		 0);
+	CHECK(mr->addr == &buf[4096] && mr->length == 2048);
+	CHECK_EQ(verbs_mr_iova(mr), (uintptr_t)&buf[4096]);
+	CHECK(verbs_mr_remote_mem(mr_dev, pd, mr->rkey, (uintptr_t)&buf[4096 + 2000], 48,
+				  IBV_ACCESS_REMOTE_WRITE) == (uint8_t *)&buf[4096 + 2000]);
+	CHECK(verbs_mr_remote_mem(mr_dev, pd, mr->rkey, (uintptr_t)buf, 8,
+				  IBV_ACCESS_REMOTE_WRITE) == NULL);
+	/* PD: the MR holds the new one, not the old. */
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0), 0);
+	CHECK(mr->pd == pd2);
+	CHECK_EQ(droce_dealloc_pd(pd2), EBUSY);
+	CHECK(verbs_mr_remote_mem(mr_dev, pd, mr->rkey, (uintptr_t)&buf[4096], 8,
+				  IBV_ACCESS_REMOTE_WRITE) == NULL);
+	CHECK_EQ(droce_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd, NULL, 0, 0), 0);
+	CHECK_EQ(droce_dealloc_pd(pd2), 0);
+	CHECK_EQ(droce_dereg_mr(mr), 0);
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -176,6 +229,7 @@ int main(void)
 	CHECK(pd != NULL);
 	test_access(pd);
 	test_iova(pd);
+	test_rereg(ctx, pd);
 	test_keys(pd);
 	CHECK_EQ(droce_dealloc_pd(pd), 0);
 	CHECK_EQ(droce_close_device(ctx), 0);
