@@ -123,14 +123,11 @@ static inline void tt_enqueue(struct tt *tt, struct rte_mbuf *m, const struct dr
 	}
 }
 
-/* A frame built by hand from the other side to side @p to: @p opcode for QP @p dqpn at @p psn
- * with @p len zero bytes of payload; an AETH, where the opcode has one, is an ACK with
- * unlimited credits and MSN 1. */
-static inline void tt_inject(struct tt *tt, int to, uint32_t dqpn, uint8_t opcode, uint32_t psn,
-			     uint32_t len)
+/* A frame built by hand from the other side to side @p to: the header fields @p h (P_Key
+ * 0xffff, PSN cut to 24 bits) with @p len zero bytes of payload. */
+static inline void tt_inject_h(struct tt *tt, int to, struct droce_hdr_fields *h, uint32_t len)
 {
 	struct droce_flow f;
-	struct droce_hdr_fields h;
 	struct droce_pkt pkt;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(tt->pool);
 
@@ -138,17 +135,29 @@ static inline void tt_inject(struct tt *tt, int to, uint32_t dqpn, uint8_t opcod
 	memset(&f, 0, sizeof(f));
 	memcpy(f.sgid, tt->gid[!to].raw, 16);
 	memcpy(f.dgid, tt->gid[to].raw, 16);
-	memset(&h, 0, sizeof(h));
-	h.opcode = opcode;
-	h.pkey = 0xffff;
-	h.dqpn = dqpn;
-	h.psn = psn & 0xffffff;
-	h.aeth.syndrome = 0x1f;
-	h.aeth.msn = 1;
+	h->pkey = 0xffff;
+	h->psn &= 0xffffff;
 	memset(rte_pktmbuf_append(m, (uint16_t)len), 0, len);
-	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_build_mbuf(m, &f, h), 0);
 	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
 	tt_enqueue(tt, m, &pkt, to);
+}
+
+/* A frame built by hand from the other side to side @p to: @p opcode for QP @p dqpn at @p psn
+ * with @p len zero bytes of payload; an AETH, where the opcode has one, is an ACK with
+ * unlimited credits and MSN 1. */
+static inline void tt_inject(struct tt *tt, int to, uint32_t dqpn, uint8_t opcode, uint32_t psn,
+			     uint32_t len)
+{
+	struct droce_hdr_fields h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = opcode;
+	h.dqpn = dqpn;
+	h.psn = psn;
+	h.aeth.syndrome = 0x1f;
+	h.aeth.msn = 1;
+	tt_inject_h(tt, to, &h, len);
 }
 
 static void tt_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
@@ -323,8 +332,8 @@ static inline void tt_av(struct tt *tt, struct ibv_ah_attr *ah, int to)
 	ah->grh.hop_limit = 64;
 }
 
-/* RESET -> INIT -> RTR -> RTS towards @p peer (IBA 10.3.1), telling the transport each time. */
-static inline void tt_connect_one(struct tt *tt, struct tt_qp *q, struct tt_qp *peer,
+/* RESET -> INIT -> RTR towards @p peer (IBA 10.3.1), telling the transport each time. */
+static inline void tt_connect_rtr(struct tt *tt, struct tt_qp *q, struct tt_qp *peer,
 				  const struct tt_opts *o)
 {
 	int s = q->side;
@@ -346,6 +355,16 @@ static inline void tt_connect_one(struct tt *tt, struct tt_qp *q, struct tt_qp *
 	tt_av(tt, &a.ah_attr, !s);
 	tt_modify(tt, q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards @p peer (IBA 10.3.1), telling the transport each time. */
+static inline void tt_connect_one(struct tt *tt, struct tt_qp *q, struct tt_qp *peer,
+				  const struct tt_opts *o)
+{
+	int s = q->side;
+	struct ibv_qp_attr a;
+
+	tt_connect_rtr(tt, q, peer, o);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = o->psn[s];
