@@ -61,8 +61,8 @@ extern "C" {
 	X(rx_bad_opcode,       "frames whose opcode the QP does not take (other transport, unknown)") \
 	X(rx_resp_dropped,     "responses dropped by the completer (duplicate, stale, out of order)") \
 	X(rx_bad_resp,         "responses of the wrong kind or size for the PSN (BAD_RESP_ERR, QP to error)") \
-	X(rx_dup_dropped,      "duplicate READ/ATOMIC requests with no responder resource left") \
-	X(rx_rd_atomic_excess, "READ/ATOMIC requests dropped: beyond max_dest_rd_atomic, responses queued") \
+	X(rx_dup_dropped,      "duplicate READ/ATOMIC requests: no resource left, or a replay given way to a new request") \
+	X(rx_rd_atomic_excess, "READ/ATOMIC requests beyond max_dest_rd_atomic: NAK invalid request") \
 	X(resp_out_full,       "responses not queued: responder output queue full") \
 	X(neigh_req_sent,      "ARP requests and neighbour solicitations sent") \
 	X(neigh_reply_sent,    "ARP replies and neighbour advertisements sent") \

@@ -152,7 +152,7 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 	}
 	apply_attrs(env, t, attr_mask);
 	if (st == IBV_QPS_RTR && (attr_mask & IBV_QP_STATE))
-		t->resp.comm_est = false;
+		t->resp.comm_est_armed = true;
 }
 
 void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,

@@ -15,10 +15,13 @@
 /* What one request packet leads to. */
 enum resp_result {
 	RR_OK,
-	RR_DROP,	/* counted where decided */
 	RR_RNR,		/* no receive WQE: RNR NAK, the packet is not consumed */
-	RR_INV_REQ,	/* NAK invalid request (class C) */
-	RR_LEN,		/* receive buffer too small: NAK invalid request, LOC_LEN_ERR */
+	RR_INV_REQ,	/* NAK invalid request (class C): opcode not supported or out of
+			 * sequence; IBA's Invalid Request WQ error (QP_REQ_ERR) */
+	RR_INV_ACC,	/* NAK invalid request (class C): a length error, a misaligned atomic,
+			 * too many READ/atomic requests; IBA's Local Access Violation WQ
+			 * error (QP_ACCESS_ERR), as the verbs manual lists them */
+	RR_LEN,		/* receive buffer too small: as RR_INV_ACC, the WQE LOC_LEN_ERR */
 	RR_ACCESS,	/* NAK remote access error (class C) */
 	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
 };
@@ -30,7 +33,7 @@ void resp_reset(struct transport_qp *t)
 	s->rwqe = NULL;
 	s->prev_mask = 0;
 	s->nak_sent = false;
-	s->comm_est = false;
+	s->comm_est_armed = false;
 	s->err = false;
 	s->since_ack = 0;
 	s->msn = 0;
@@ -181,7 +184,7 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 	if (r == NULL)
 		return RR_RNR;
 	if (!payload_len_ok(t, pkt->mask, len))
-		return RR_INV_REQ;
+		return RR_INV_ACC;
 	if ((uint64_t)s->recv_off + len > r->length)
 		return RR_LEN;
 	if (scatter(t, r, s->recv_off, m, pkt->payload_off, len) != IBV_WC_SUCCESS)
@@ -210,7 +213,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 		uint32_t dlen = rte_be_to_cpu_32(reth->len);
 
 		if (dlen > (1u << 31))
-			return RR_INV_REQ;
+			return RR_INV_ACC;
 		s->wr_va = rte_be_to_cpu_64(reth->va);
 		s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
 		rr = rkey_check(t, s->wr_rkey, s->wr_va, dlen, IBV_ACCESS_REMOTE_WRITE, &addr);
@@ -221,7 +224,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	}
 	if (!payload_len_ok(t, pkt->mask, len) || len > s->wr_resid ||
 	    ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
-		return RR_INV_REQ;
+		return RR_INV_ACC;
 	if (len != 0) {
 		/* Later packets: the MR may have been deregistered since the first one (as
 		 * rxe, an R_Key violation: NAK remote access error). */
@@ -243,18 +246,29 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 }
 
 /*
- * The resource res_alloc() would reuse still has its response queued: the requester has more
- * READ/ATOMIC requests outstanding than our max_dest_rd_atomic (IBA 9.5: it must not). Reusing
- * it would answer the older request's PSNs with the newer request's data, so the request is
- * dropped and counted instead: the requester's later requests are out of sequence (one
- * sequence NAK) and its retry finds the resource free once the queued responses have left.
+ * Is the resource res_alloc() would reuse (the oldest) still needed? Resources are taken in
+ * PSN order, so a requester that keeps to our max_dest_rd_atomic (IBA 9.5) has completed the
+ * oldest one's request before it sends this one:
+ * - its original response went out whole and a replay of it is queued (a retry crossed the
+ *   response): the replay is dropped (rx_dup_dropped) and the resource reused, as rxe reuses
+ *   its oldest resource;
+ * - its original response has not gone out whole: the requester has more READ/ATOMIC requests
+ *   outstanding than max_dest_rd_atomic. Reusing it would answer the older request's PSNs
+ *   with this one's data: true (counted rx_rd_atomic_excess), the caller's class C error
+ *   "too many RDMA READ or atomic requests" (NAK invalid request, QP to ERR).
  */
 static bool res_busy(struct transport_env *env, struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;
+	struct resp_res *r = &s->res[s->res_next % s->nres];
 
-	if (!s->res[s->res_next % s->nres].queued)
+	if (!r->queued)
 		return false;
+	if (r->answered) {
+		r->queued = false;	/* resp_tx() skips its entry */
+		TCNT(env, t, rx_dup_dropped);
+		return false;
+	}
 	TCNT(env, t, rx_rd_atomic_excess);
 	return true;
 }
@@ -280,13 +294,13 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 
 	/* READ/ATOMIC need responder resources (max_dest_rd_atomic > 0). */
 	if (s->nres == 0 || dlen > (1u << 31))
-		return RR_INV_REQ;
+		return RR_INV_ACC;
 	rr = rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
 			IBV_ACCESS_REMOTE_READ, &addr);
 	if (rr != RR_OK)
 		return rr;
 	if (res_busy(env, t))
-		return RR_DROP;
+		return RR_INV_ACC;
 	i = res_alloc(t);
 	s->res[i].kind = RK_READ;
 	s->res[i].first_psn = psn;
@@ -316,12 +330,12 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 	/* IBA 9.4.5: atomics act on 8 bytes at an 8-byte aligned VA; rxe answers a
 	 * misaligned one with NAK invalid request. */
 	if (s->nres == 0 || (va & 7))
-		return RR_INV_REQ;
+		return RR_INV_ACC;
 	rr = rkey_check(t, rte_be_to_cpu_32(a->rkey), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &addr);
 	if (rr != RR_OK)
 		return rr;
 	if (res_busy(env, t))
-		return RR_DROP;	/* before the atomic executes: its retry will execute it once */
+		return RR_INV_ACC;	/* before the atomic executes */
 	if (pkt->opcode == DROCE_OP_RC_COMPARE_SWAP) {
 		orig = rte_be_to_cpu_64(a->cmp);
 		__atomic_compare_exchange_n((uint64_t *)addr, &orig, rte_be_to_cpu_64(a->swap_add),
@@ -413,15 +427,19 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		resp_out_res(env, t, r - s->res);
 }
 
-/* Class A/C errors (IBA 9.9.3.1.x): NAK, complete the receive WQE in error if one is held,
- * and put the QP in ERR with the matching affiliated event. */
+/*
+ * Class A/C errors (IBA 9.9.3.1.x): NAK, complete the receive WQE in error if one is held,
+ * and put the QP in ERR with the affiliated event the verbs documentation gives the error
+ * (ibv_get_async_event(3); NVIDIA's RDMA Aware Programming manual lists which error raises
+ * which; rxe raises none).
+ */
 static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
 		       uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
 	uint8_t code = DROCE_NAK_INV_REQ;
 	enum ibv_wc_status st = IBV_WC_REM_INV_REQ_ERR;
-	int ev = IBV_EVENT_QP_REQ_ERR;
+	int ev = IBV_EVENT_QP_ACCESS_ERR;
 
 	if (rr == RR_ACCESS) {
 		code = DROCE_NAK_REM_ACCESS;
@@ -433,6 +451,8 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		st = IBV_WC_LOC_PROT_ERR;
 		ev = IBV_EVENT_QP_FATAL;
 	} else {
+		if (rr == RR_INV_REQ)
+			ev = IBV_EVENT_QP_REQ_ERR;
 		if (rr == RR_LEN)
 			st = IBV_WC_LOC_LEN_ERR;
 		TCNT(env, t, inv_req_err);
@@ -447,7 +467,8 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 
 void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn)
 {
-	resp_error(env, t, RR_ACCESS, psn);
+	if (!t->resp.err)	/* a response owed before the error ended the QP: just stop */
+		resp_error(env, t, RR_ACCESS, psn);
 }
 
 static enum resp_result resp_execute(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
@@ -505,10 +526,6 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		TCNT(env, t, rx_qp_state);
 		return;
 	}
-	if (st == IBV_QPS_RTR && !s->comm_est) {	/* IBA 11.6.3: first packet in RTR */
-		s->comm_est = true;
-		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
-	}
 	d = droce_psn_diff(psn, s->epsn);
 	if (d > 0) {
 		/* Out of sequence: one NAK per gap, then silence until epsn arrives. */
@@ -537,9 +554,13 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	rr = qp_allows(t, pkt->mask) ? resp_execute(env, t, m, pkt, psn) : RR_INV_REQ;
 	switch (rr) {
 	case RR_OK:
+		/* IBA 11.6.3: the first packet accepted in RTR (not one dropped or NAKed). */
+		if (unlikely(s->comm_est_armed)) {
+			s->comm_est_armed = false;
+			if (transport_state(t) == IBV_QPS_RTR)
+				verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
+		}
 		resp_accepted(env, t, pkt, psn);
-		break;
-	case RR_DROP:
 		break;
 	case RR_RNR:
 		/* RNR NAK with our min_rnr_timer; the packet is not consumed. Later

@@ -97,6 +97,7 @@ static int send_atomic(struct transport_env *env, struct transport_qp *t, struct
 	h.aeth.msn = r->msn;
 	h.atomic_orig = r->orig;
 	r->queued = false;
+	r->answered = true;
 	return transport_pkt_send(env, t, m, &h);
 }
 
@@ -142,6 +143,7 @@ static int send_read(struct transport_env *env, struct transport_qp *t, struct r
 	r->off += n;
 	if (last) {
 		r->queued = false;
+		r->answered = true;
 		*done = true;
 	}
 	return transport_pkt_send(env, t, m, &h);
@@ -150,7 +152,10 @@ static int send_read(struct transport_env *env, struct transport_qp *t, struct r
 unsigned int resp_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
 {
 	struct transport_resp *s = &t->resp;
-	bool err = transport_state(t) == IBV_QPS_ERR;
+	/* In ERR nothing but NAKs leaves, except after the responder's own class A/C error
+	 * (s->err): the responses owed to the requests it accepted before leave first, in PSN
+	 * order, as rxe sends each before it looks at the next request. */
+	bool err = transport_state(t) == IBV_QPS_ERR && !s->err;
 	unsigned int sent = 0;
 
 	while (sent < budget && s->out_head != s->out_tail) {

@@ -101,6 +101,7 @@ struct transport_req {
 struct resp_res {
 	uint8_t kind;			/**< 0 (free), RK_READ or RK_ATOMIC */
 	bool queued;			/**< in the output queue */
+	bool answered;			/**< its original response went out whole */
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t msn;
@@ -136,7 +137,8 @@ struct transport_resp {
 	uint32_t msn;			/**< messages completed (IBA 9.7.6.1.1), 24 bits */
 	uint32_t prev_mask;		/**< opcode mask of the last accepted request (0: none) */
 	bool nak_sent;			/**< a NAK was sent for the current PSN gap */
-	bool comm_est;			/**< COMM_EST raised in this RTR */
+	bool comm_est_armed;		/**< entered RTR, no request accepted since: the next
+				     accepted one raises COMM_EST if still in RTR */
 	bool err;			/**< a class A/C error ended the responder */
 	/* the SEND in progress */
 	const struct verbs_recv_wqe *rwqe;

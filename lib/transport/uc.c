@@ -215,8 +215,8 @@ void uc_rx(struct transport_env *env, struct transport_qp *t, const struct rte_m
 	enum ibv_qp_state st = transport_state(t);
 	bool ok;
 
-	if (st == IBV_QPS_RTR && !s->comm_est) {	/* IBA 11.6.3: first packet in RTR */
-		s->comm_est = true;
+	if (st == IBV_QPS_RTR && s->comm_est_armed) {	/* IBA 11.6.3: first packet in RTR */
+		s->comm_est_armed = false;
 		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
 	}
 	if (psn != s->epsn || !uc_seq_ok(s->prev_mask, pkt->mask)) {

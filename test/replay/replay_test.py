@@ -142,7 +142,7 @@ def compare_detects_differences():
 
 def rd_limit_exceeded_counted():
     """A requester exceeding droce's max_dest_rd_atomic (read_bw at max_dest_rd_atomic = 4,
-    --no-rd-limit; doc/droce-replay.md "Finding"): the excess READs are dropped and counted
+    --no-rd-limit; doc/droce-replay.md "Finding"): the first excess READ is NAKed and counted
     (rx_rd_atomic_excess) and every READ response droce does send carries its own request's
     data (the same PSN and payload as rxe's response in the capture) -- before the fix, the
     queued response of a recycled resource carried a newer READ's data, uncounted."""

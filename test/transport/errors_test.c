@@ -147,6 +147,24 @@ static void qp_access_flags(void)
 	printf("write_qp_without_remote_write: ok\n");
 }
 
+/*
+ * The affiliated event of a responder error is the one the verbs documentation gives it
+ * (NVIDIA's RDMA Aware Programming manual, "Events"): side 1 raised exactly one QP error
+ * event, @p want.
+ */
+static void only_event(int want)
+{
+	int e, n = 0;
+
+	while ((e = tt_async(&tt, 1)) >= 0) {
+		if (e == IBV_EVENT_QP_REQ_ERR || e == IBV_EVENT_QP_ACCESS_ERR ||
+		    e == IBV_EVENT_QP_FATAL)
+			CHECK_EQ(e, want);
+		n += e == want;
+	}
+	CHECK_EQ(n, 1);
+}
+
 /* A receive buffer too small: LOC_LEN_ERR at the responder, NAK invalid request. */
 static void recv_too_small(void)
 {
@@ -173,6 +191,7 @@ static void recv_too_small(void)
 	CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 1, &wc, NS_LIMIT), 1);
 	CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
 	CHECK_EQ(wc.wr_id, 7);
+	only_event(IBV_EVENT_QP_ACCESS_ERR);	/* a length error */
 	printf("recv_too_small: ok\n");
 }
 
@@ -420,47 +439,101 @@ static void bad_responses(void)
 	printf("bad_responses_bad_resp_err_flush_qp_err: ok\n");
 }
 
-/* An atomic at a misaligned VA (post_send refuses it, so the frame is built by hand). */
+/* A request built by hand from @p q (side 0) to its peer at PSN @p psn. */
+static void inject_req(struct tt_qp *q, struct droce_hdr_fields *h, uint32_t psn, uint32_t len)
+{
+	h->dqpn = q->peer->qp->qp_num;
+	h->psn = psn;
+	h->ackreq = 1;
+	tt_inject_h(&tt, 1, h, len);
+}
+
+/* The responder's class C error on a hand-built request: one NAK invalid request at its
+ * PSN, memory untouched, the QP in ERR with the event @p ev alone. */
+static void expect_inv_req(struct tt_qp *q, uint32_t psn, int ev)
+{
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, -1, 0)->psn, psn & 0xffffff);
+	CHECK_EQ(rbuf[4], 0x5a);
+	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	only_event(ev);
+}
+
+/* IBA 9.4.5: a misaligned atomic is NAKed invalid request (rxe's ERR_MISALIGNED_ATOMIC),
+ * and it is a Local Access Violation WQ error: IBV_EVENT_QP_ACCESS_ERR. */
 static void misaligned_atomic(void)
 {
 	struct tt_opts o;
 	struct tt_qp *q;
-	struct droce_flow f;
 	struct droce_hdr_fields h;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
-	struct droce_pkt pkt;
 
 	tt_opts_default(&o);
 	q = fresh(&o);
 	memset(rbuf, 0x5a, 64);
-	memset(&f, 0, sizeof(f));
-	f.src_mac = tt.mac[0];
-	f.dst_mac = tt.mac[1];
-	memcpy(f.sgid, tt.gid[0].raw, 16);
-	memcpy(f.dgid, tt.gid[1].raw, 16);
-	f.sport = droce_flow_sport(q->qp->qp_num, q->peer->qp->qp_num);
 	memset(&h, 0, sizeof(h));
 	h.opcode = DROCE_OP_RC_COMPARE_SWAP;
-	h.pkey = 0xffff;
-	h.dqpn = q->peer->qp->qp_num;
-	h.psn = o.psn[0];
-	h.ackreq = 1;
 	h.atomic.va = (uintptr_t)rbuf + 4;
 	h.atomic.rkey = rmr->rkey;
 	h.atomic.cmp = 0x5a5a5a5a5a5a5a5aull;
 	h.atomic.swap_add = 1;
-	CHECK(m != NULL);
-	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
-	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
-	tt_enqueue(&tt, m, &pkt, 1);
-	tt_run(&tt, NULL, NULL, NS_LIMIT);
-	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
-	CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, -1, 0)->psn, o.psn[0]);
-	CHECK_EQ(rbuf[4], 0x5a);
-	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
-	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	inject_req(q, &h, o.psn[0], 0);
+	expect_inv_req(q, o.psn[0], IBV_EVENT_QP_ACCESS_ERR);
 	CHECK_EQ(tt.cnt[0].rx_resp_dropped, 1);	/* a NAK for nothing we sent */
-	printf("misaligned_atomic_nak_inv_req: ok\n");
+	printf("misaligned_atomic_nak_inv_req_qp_access_err: ok\n");
+}
+
+/*
+ * Length errors are NAKed invalid request and raise IBV_EVENT_QP_ACCESS_ERR (the verbs
+ * manual's list); a receive WQE the message consumed completes REM_INV_REQ_ERR (rxe's
+ * ERR_LENGTH): a WRITE whose payload is longer than its RETH length, the same with
+ * immediate, and a READ to a responder without READ/atomic resources (rxe's
+ * ERR_TOO_MANY_RDMA_ATM_REQ).
+ */
+static void length_errors(void)
+{
+	struct ibv_sge rs = { (uintptr_t)rbuf + 4096, 64, rmr->lkey };
+	struct droce_hdr_fields h;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct tt_opts o;
+	struct tt_qp *q;
+	int imm;
+
+	for (imm = 0; imm < 2; imm++) {
+		tt_opts_default(&o);
+		q = fresh(&o);
+		memset(rbuf, 0x5a, 64);
+		if (imm)
+			tt_post_recv(q->peer, 9, &rs, 1);
+		memset(&h, 0, sizeof(h));
+		h.opcode = imm ? DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				 DROCE_OP_RC_RDMA_WRITE_ONLY;
+		h.reth.va = (uintptr_t)rbuf;
+		h.reth.rkey = rmr->rkey;
+		h.reth.len = 8;
+		inject_req(q, &h, o.psn[0], 16);
+		expect_inv_req(q, o.psn[0], IBV_EVENT_QP_ACCESS_ERR);
+		if (imm) {
+			CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 1, &wc, NS_LIMIT), 1);
+			CHECK_EQ(wc.wr_id, 9);
+			CHECK_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+		}
+	}
+	printf("write_payload_beyond_reth_len_nak_inv_req_qp_access_err: ok\n");
+
+	tt_opts_default(&o);
+	o.max_dest_rd_atomic[1] = 0;
+	q = fresh(&o);
+	wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, 100, (uintptr_t)rbuf, rmr->rkey);
+	tt_post_send(q, &wr);
+	expect_send_status(q, IBV_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	only_event(IBV_EVENT_QP_ACCESS_ERR);
+	printf("read_without_responder_resources_nak_inv_req_qp_access_err: ok\n");
 }
 
 /*
@@ -661,6 +734,7 @@ int main(int argc, char **argv)
 	read_response_lost_implied_nak();
 	retry_window();
 	misaligned_atomic();
+	length_errors();
 	bad_responses();
 	return 0;
 }

@@ -115,46 +115,150 @@ static void rd_atomic_depth(void)
 	printf("read_atomic_at_max_rd_atomic_depth: ok\n");
 }
 
+/* Is an async event @p type among those side 1 has raised since the last call? */
+static bool event_raised(int type)
+{
+	return tt_has_event(&tt, 1, type);
+}
+
 /*
  * A requester beyond the responder's max_dest_rd_atomic (IBA 9.5 forbids it; a replayed
- * capture or another stack may do it): every READ is answered with its own data and every
- * ATOMIC executes once, the excess is dropped and counted (rx_rd_atomic_excess), never
- * answered with another request's data.
+ * capture or another stack may do it): the request that finds the oldest responder resource's
+ * response not yet sent is "too many RDMA READ or atomic requests" (class C, rxe's
+ * ERR_TOO_MANY_RDMA_ATM_REQ): NAK invalid request at its PSN, counted (rx_rd_atomic_excess),
+ * the responder to ERR with IBV_EVENT_QP_ACCESS_ERR. The requests accepted before it are
+ * answered with their own data first; the excess ATOMIC never executes.
  */
 static void rd_atomic_beyond_responder_limit(void)
 {
+	struct ibv_wc wc[3];
 	struct tt_opts o;
 	struct tt_qp *q;
-	uint64_t *ctr = (uint64_t *)(rbuf + SZ - 64), sum = 0;
+	uint64_t *ctr = (uint64_t *)(rbuf + SZ - 64);
 	unsigned int i;
 
 	tt_opts_default(&o);
 	o.max_rd_atomic[0] = 16;
 	o.max_dest_rd_atomic[1] = 2;
 	q = fresh(&o);
+	while (tt_async(&tt, 1) >= 0)
+		;
 	*ctr = 0;
-	memset(lbuf, 0, 24 * 3000);
-	tt_fill(rbuf, 24 * 3000, 11);
-	for (i = 0; i < 24; i++) {
-		if (i % 3 != 2)
-			post(q, i, IBV_WR_RDMA_READ, lbuf + i * 3000, 3000, rbuf + i * 3000, 0);
-		else
-			post(q, i, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf + SZ - 4096 + i * 8, 8,
-			     (uint8_t *)ctr, 0);
+	memset(lbuf, 0, 2 * 3000);
+	tt_fill(rbuf, 2 * 3000, 11);
+	post(q, 0, IBV_WR_RDMA_READ, lbuf, 3000, rbuf, 0);
+	post(q, 1, IBV_WR_RDMA_READ, lbuf + 3000, 3000, rbuf + 3000, 0);
+	post(q, 2, IBV_WR_ATOMIC_FETCH_AND_ADD, lbuf + SZ - 4096, 8, (uint8_t *)ctr, 0);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 3, wc, NS_LIMIT), 3);
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(wc[i].wr_id, i);
+		CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
 	}
-	wait_ok(q->scq, 24);
-	for (i = 0; i < 24; i++) {
-		if (i % 3 != 2) {
-			CHECK(memcmp(lbuf + i * 3000, rbuf + i * 3000, 3000) == 0);
-		} else {
-			CHECK_EQ(*(uint64_t *)(lbuf + SZ - 4096 + i * 8), sum);
-			sum += i;
-		}
-	}
-	CHECK_EQ(*ctr, sum);
-	CHECK(tt.cnt[1].rx_rd_atomic_excess > 0);
-	printf("read_atomic_beyond_responder_limit_dropped_counted_answered_once: ok (%" PRIu64
-	       " dropped)\n", tt.cnt[1].rx_rd_atomic_excess);
+	CHECK(memcmp(lbuf, rbuf, 2 * 3000) == 0);
+	CHECK_EQ(wc[2].wr_id, 2);
+	CHECK_EQ(wc[2].status, IBV_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(*ctr, 0);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tt.cnt[1].rx_rd_atomic_excess, 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+	CHECK(event_raised(IBV_EVENT_QP_ACCESS_ERR));
+	printf("read_atomic_beyond_responder_limit_nak_inv_req_qp_access_err: ok\n");
+}
+
+/* A READ request built by hand to the responder of @p q: @p len bytes of rbuf at @p psn. */
+static void inject_read(struct tt_qp *q, uint32_t psn, uint32_t len)
+{
+	struct droce_hdr_fields h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = DROCE_OP_RC_RDMA_READ_REQUEST;
+	h.dqpn = q->peer->qp->qp_num;
+	h.psn = psn;
+	h.reth.va = (uintptr_t)rbuf;
+	h.reth.rkey = rmr->rkey;
+	h.reth.len = len;
+	tt_inject_h(&tt, 1, &h, 0);
+}
+
+/*
+ * A requester that keeps to max_dest_rd_atomic (2) is never NAKed, even when a retry of its
+ * oldest READ crossed that READ's response: READs A and B are answered; A's duplicate (the
+ * retry) and then C arrive together. The requester got A's response before it sent C, so the
+ * replay of A queued in the oldest resource is dropped (rx_dup_dropped) and C takes the
+ * resource (rxe reuses its oldest resource), answered with its own length; no NAK.
+ */
+static void rd_atomic_retry_crossing_response_not_excess(void)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint32_t p;
+	const struct tap_rec *r;
+
+	tt_opts_default(&o);
+	o.max_dest_rd_atomic[1] = 2;
+	q = fresh(&o);
+	p = o.psn[0];
+	inject_read(q, p, 8);
+	inject_read(q, (p + 1) & 0xffffff, 16);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1), 2);
+	inject_read(q, p, 8);				/* A again */
+	inject_read(q, (p + 2) & 0xffffff, 24);	/* C */
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	r = tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, 2);
+	CHECK(r != NULL);
+	CHECK_EQ(r->psn, (p + 2) & 0xffffff);
+	CHECK_EQ(r->len, 24);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 0);
+	CHECK_EQ(tt.cnt[1].rx_rd_atomic_excess, 0);
+	CHECK_EQ(tt.cnt[1].rx_dup_dropped, 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
+	printf("read_retry_crossing_response_then_new_read_answered_no_nak: ok\n");
+}
+
+/*
+ * IBV_EVENT_COMM_EST (IBA 11.6.3) is raised for the first packet a QP in RTR accepts, not for
+ * one it drops: a SEND out of sequence (sequence NAK) and a duplicate (re-ACKed) raise nothing;
+ * the SEND at the expected PSN raises it, once.
+ */
+static void comm_est_first_accepted_packet(void)
+{
+	struct ibv_sge sge = { (uintptr_t)rbuf, 4096, rmr->lkey };
+	struct tt_opts o;
+	struct tt_qp *a, *b;
+	struct ibv_wc wc[2];
+	uint32_t p;
+
+	tt_opts_default(&o);
+	memset(&tt.cnt, 0, sizeof(tt.cnt));
+	tap_start(&tt);
+	a = tt_qp_new(&tt, 0, &o);
+	b = tt_qp_new(&tt, 1, &o);
+	a->peer = b;
+	b->peer = a;
+	tt_connect_rtr(&tt, b, a, &o);	/* b stays in RTR */
+	tt_connect_one(&tt, a, b, &o);
+	while (tt_async(&tt, 1) >= 0)
+		;
+	p = o.psn[0];
+	tt_post_recv(b, 1, &sge, 1);
+	tt_post_recv(b, 2, &sge, 1);
+	tt_inject(&tt, 1, b->qp->qp_num, DROCE_OP_RC_SEND_ONLY, p + 3, 16);
+	tt_inject(&tt, 1, b->qp->qp_num, DROCE_OP_RC_SEND_ONLY, p - 1, 16);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tt.cnt[1].out_of_sequence, 1);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
+	CHECK(!event_raised(IBV_EVENT_COMM_EST));
+	tt_inject(&tt, 1, b->qp->qp_num, DROCE_OP_RC_SEND_ONLY, p, 16);
+	tt_inject(&tt, 1, b->qp->qp_num, DROCE_OP_RC_SEND_ONLY, p + 1, 0);
+	CHECK_EQ(tt_wait_cqes(&tt, b->rcq, 2, wc, NS_LIMIT), 2);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc[1].status, IBV_WC_SUCCESS);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tt_async(&tt, 1), IBV_EVENT_COMM_EST);
+	CHECK_EQ(tt_async(&tt, 1), -1);
+	CHECK_EQ(tt_state(b), IBV_QPS_RTR);
+	printf("comm_est_first_accepted_packet_in_rtr_only: ok\n");
 }
 
 /* Position of the first tap record matching, or tap_n. */
@@ -510,6 +614,8 @@ int main(int argc, char **argv)
 	rmr = tt_mr(&tt, 1, rbuf, SZ, access);
 	rd_atomic_depth();
 	rd_atomic_beyond_responder_limit();
+	rd_atomic_retry_crossing_response_not_excess();
+	comm_est_first_accepted_packet();
 	fence();
 	duplicates();
 	out_of_sequence();
