@@ -24,6 +24,7 @@ enum resp_result {
 	RR_LEN,		/* receive buffer too small: as RR_INV_ACC, the WQE LOC_LEN_ERR */
 	RR_ACCESS,	/* NAK remote access error (class C) */
 	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
+	RR_INV_RKEY,	/* SEND with invalidate: nothing to invalidate (rxe's class J) */
 };
 
 void resp_reset(struct transport_qp *t)
@@ -125,15 +126,12 @@ static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 	wc.src_qp = t->dqpn;
 	if (pkt != NULL && st == IBV_WC_SUCCESS) {
 		const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
-		const struct droce_ieth *ieth = droce_pkt_ext(pkt, DROCE_HDR_IETH);
 
+		/* No IBV_WC_WITH_INV: a SEND with invalidate never completes successfully
+		 * (RR_INV_RKEY). */
 		if (imm != NULL) {
 			wc.wc_flags |= IBV_WC_WITH_IMM;
 			wc.imm_data = imm->imm;
-		}
-		if (ieth != NULL) {
-			wc.wc_flags |= IBV_WC_WITH_INV;
-			wc.invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
 		}
 		se = droce_bth_se(droce_pkt_bth(pkt));
 	}
@@ -191,6 +189,10 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 		return RR_OP_ERR;
 	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST) {
+		/* As rxe: the data is placed, then the invalidation fails (droce has no memory
+		 * window or fast-registration MR that a remote invalidation may invalidate). */
+		if (unlikely(pkt->mask & DROCE_M_INV))
+			return RR_INV_RKEY;
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 		recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
 	}
@@ -431,7 +433,7 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
  * Class A/C errors (IBA 9.9.3.1.x): NAK, complete the receive WQE in error if one is held,
  * and put the QP in ERR with the affiliated event the verbs documentation gives the error
  * (ibv_get_async_event(3); NVIDIA's RDMA Aware Programming manual lists which error raises
- * which; rxe raises none).
+ * which; rxe raises none). RR_INV_RKEY (rxe's class J) is not NAKed: the caller ACKed it.
  */
 static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
 		       uint32_t psn)
@@ -451,13 +453,14 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		st = IBV_WC_LOC_PROT_ERR;
 		ev = IBV_EVENT_QP_FATAL;
 	} else {
-		if (rr == RR_INV_REQ)
+		if (rr == RR_INV_REQ || rr == RR_INV_RKEY)
 			ev = IBV_EVENT_QP_REQ_ERR;
 		if (rr == RR_LEN)
 			st = IBV_WC_LOC_LEN_ERR;
 		TCNT(env, t, inv_req_err);
 	}
-	resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
+	if (rr != RR_INV_RKEY)
+		resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
 	s->err = true;
 	if (s->rwqe != NULL)
 		recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
@@ -561,6 +564,13 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 				verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
 		}
 		resp_accepted(env, t, pkt, psn);
+		break;
+	case RR_INV_RKEY:
+		/* As rxe (class J): the message is ACKed as its AckReq asks, the receive WQE
+		 * completes REM_INV_REQ_ERR and the QP goes to ERR. */
+		if (droce_bth_ackreq(droce_pkt_bth(pkt)))
+			resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
+		resp_error(env, t, rr, psn);
 		break;
 	case RR_RNR:
 		/* RNR NAK with our min_rnr_timer; the packet is not consumed. Later

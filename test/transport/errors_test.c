@@ -537,6 +537,67 @@ static void length_errors(void)
 }
 
 /*
+ * SEND with invalidate naming a plain MR of the responder, or no MR: droce has no memory
+ * window or fast-registration MR, so nothing may be invalidated, and it does what rxe does
+ * (rxe_resp.c: execute() places the data, invalidate_rkey() fails, class J): the message is
+ * ACKed (no NAK), so the sender's WR completes successfully and its QP stays in RTS; the
+ * receive WR completes IBV_WC_REM_INV_REQ_ERR without IBV_WC_WITH_INV, the responder goes to
+ * ERR (event IBV_EVENT_QP_REQ_ERR) and serves nothing more: the sender's next SEND runs out
+ * of retries. The MR stays valid.
+ */
+static void send_with_inv_nothing_to_invalidate(void)
+{
+	struct ibv_sge rs = { (uintptr_t)rbuf, 4096, rmr->lkey };
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct ibv_wc wc[2];
+	struct tt_opts o;
+	struct tt_qp *q;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		tt_opts_default(&o);
+		o.retry_cnt = 1;
+		q = fresh(&o);
+		tt_fill(lbuf, 3000, 5);
+		memset(rbuf, 0, 4096);
+		tt_post_recv(q->peer, 7, &rs, 1);
+		tt_post_recv(q->peer, 8, &rs, 1);
+		wr_rdma(&wr, &sge, IBV_WR_SEND_WITH_INV, 3000, 0, 0);
+		wr.invalidate_rkey = k == 0 ? rmr->rkey : 0x5eed0001;
+		tt_post_send(q, &wr);
+		CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, wc, NS_LIMIT), 1);
+		CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc[0].opcode, IBV_WC_SEND);
+		CHECK_EQ(tt_wait_cqes(&tt, q->peer->rcq, 2, wc, NS_LIMIT), 2);
+		CHECK_EQ(wc[0].wr_id, 7);
+		CHECK_EQ(wc[0].status, IBV_WC_REM_INV_REQ_ERR);
+		CHECK_EQ(wc[0].wc_flags & IBV_WC_WITH_INV, 0);
+		CHECK_EQ(wc[1].wr_id, 8);
+		CHECK_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+		CHECK(memcmp(rbuf, lbuf, 3000) == 0);	/* placed before the invalidation */
+		CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, -1), 1);
+		CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID), 1);
+		CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, -1, 0)->psn, (o.psn[0] + 2) & 0xffffff);
+		CHECK_EQ(tt_state(q), IBV_QPS_RTS);
+		CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
+		only_event(IBV_EVENT_QP_REQ_ERR);
+		wr_rdma(&wr, &sge, IBV_WR_SEND, 10, 0, 0);
+		tt_post_send(q, &wr);
+		expect_send_status(q, IBV_WC_RETRY_EXC_ERR);
+	}
+	/* the MR named is still registered and usable */
+	q = fresh(NULL);
+	tt_fill(lbuf, 100, 6);
+	wr_rdma(&wr, &sge, IBV_WR_RDMA_WRITE, 100, (uintptr_t)rbuf + 8192, rmr->rkey);
+	tt_post_send(q, &wr);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 1, wc, NS_LIMIT), 1);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK(memcmp(rbuf + 8192, lbuf, 100) == 0);
+	printf("send_with_inv_plain_mr_or_none_acked_recv_rem_inv_req_err_qp_err: ok\n");
+}
+
+/*
  * A READ response lost in the middle: the next one, past the gap, is an implied NAK; the READ
  * is asked again at once for what is missing (its VA and length moved on), not after the
  * local ACK timeout (19 here: 2.1 s, as Linux's rdma_cm sets over RoCE), and the responses
@@ -735,6 +796,7 @@ int main(int argc, char **argv)
 	retry_window();
 	misaligned_atomic();
 	length_errors();
+	send_with_inv_nothing_to_invalidate();
 	bad_responses();
 	return 0;
 }
