@@ -96,6 +96,7 @@ struct compat_srq {
 struct compat_wr_batch {
 	struct ibv_send_wr *wr;		/**< max_send_wr entries, linked when posted */
 	struct ibv_sge *sge;		/**< max_send_sge per WR */
+	uint64_t *aw;			/**< per WR: the 8 bytes of an ATOMIC_WRITE */
 	uint32_t n;			/**< WRs built so far */
 	uint32_t cap;			/**< entries of @ref wr */
 	uint32_t max_sge;

@@ -6,7 +6,7 @@
  * ibv_wr_set_sge(), ..., ibv_wr_complete()) built on droce_post_send(): each wr_<opcode>
  * fills the next struct ibv_send_wr of a per-QP batch, the setters complete it, and
  * wr_complete posts the batch as one chain. An op droce does not do (memory windows, local
- * invalidate, TSO, XRC, ATOMIC_WRITE) makes the batch fail with EOPNOTSUPP at wr_complete.
+ * invalidate, TSO, XRC) makes the batch fail with EOPNOTSUPP at wr_complete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #define SEND_OPS_OK (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static struct compat_wr_batch *batch_of(struct ibv_qp_ex *qpx)
 {
@@ -112,6 +112,25 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t a
 				uint64_t add)
 {
 	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+/* The 8 bytes are copied into the batch now (the caller's buffer need not outlive the call),
+ * and from there as inline data by droce_post_send() at wr_complete. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			    const void *data)
+{
+	struct compat_wr_batch *b = batch_of(qpx);
+	struct ibv_send_wr *wr = next_wr(qpx, IBV_WR_ATOMIC_WRITE);
+
+	if (wr == NULL)
+		return;
+	memcpy(&b->aw[b->n - 1], data, sizeof(b->aw[0]));
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	wr->sg_list[0].addr = (uintptr_t)&b->aw[b->n - 1];
+	wr->sg_list[0].length = sizeof(b->aw[0]);
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
@@ -249,12 +268,6 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 	batch_fail(batch_of(qpx), EOPNOTSUPP);
 }
 
-static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
-			    const void *data)
-{
-	(void)rkey; (void)addr; (void)data;
-	batch_fail(batch_of(qpx), EOPNOTSUPP);
-}
 
 static void set_ops(struct ibv_qp_ex *x)
 {
@@ -298,7 +311,8 @@ int compat_qp_ex_init(struct compat_qp *q, uint64_t send_ops_flags)
 	b->max_sge = init.cap.max_send_sge > 0 ? init.cap.max_send_sge : 1;
 	b->wr = calloc(b->cap, sizeof(*b->wr));
 	b->sge = calloc((size_t)b->cap * b->max_sge, sizeof(*b->sge));
-	if (b->wr == NULL || b->sge == NULL) {
+	b->aw = calloc(b->cap, sizeof(*b->aw));
+	if (b->wr == NULL || b->sge == NULL || b->aw == NULL) {
 		compat_qp_ex_fini(q);
 		return ENOMEM;
 	}
@@ -310,6 +324,8 @@ void compat_qp_ex_fini(struct compat_qp *q)
 {
 	free(q->batch.wr);
 	free(q->batch.sge);
+	free(q->batch.aw);
 	q->batch.wr = NULL;
 	q->batch.sge = NULL;
+	q->batch.aw = NULL;
 }

@@ -296,6 +296,20 @@ static bool is_other_kind(const struct req_wqe *e, uint8_t kind, uint32_t psn)
 	       !droce_psn_lt(e->last_psn, psn);
 }
 
+/* The head WQE @p e is an ATOMIC_WRITE: its answer is an RDMA READ response ONLY without
+ * payload at its PSN (as rxe answers it); anything else there is a bad response. */
+static bool on_atomic_write_resp(struct comp_ctx *c, const struct droce_pkt *pkt,
+				 uint32_t psn, struct req_wqe *e)
+{
+	if (psn != e->first_psn)
+		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
+	if (pkt->payload_len != 0 || (pkt->mask & DROCE__ONLY) != DROCE__ONLY) {
+		c->bad = true;
+		return false;
+	}
+	return true;
+}
+
 /* @return false when the response does not fit the head WQE (dropped, counted; c->bad
  * when it cannot be the response for its PSN). */
 static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struct rte_mbuf *m,
@@ -307,6 +321,12 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 
 	comp_implicit(t, c, psn, false);
 	e = head_wqe(t);
+	if (e != NULL && e->kind == RK_ATOMIC_WRITE) {
+		if (!on_atomic_write_resp(c, pkt, psn, e))
+			return false;
+		comp_one(t, c, e);
+		return true;
+	}
 	c->bad = is_other_kind(e, RK_READ, psn);
 	if (e == NULL || e->kind != RK_READ || psn != r->comp_psn ||
 	    droce_psn_lt(e->last_psn, psn))

@@ -62,6 +62,8 @@ static enum req_kind wr_kind(uint32_t opcode)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return RK_ATOMIC;
+	case IBV_WR_ATOMIC_WRITE:
+		return RK_ATOMIC_WRITE;
 	default:
 		return RK_SEND;
 	}
@@ -71,7 +73,10 @@ static enum req_kind wr_kind(uint32_t opcode)
 static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct req_wqe *e)
 {
 	const struct verbs_send_wqe *w = e->w;
-	int access = e->kind >= RK_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+	/* READ and atomic results are written into the SGEs; the others only read them. */
+	static const int sge_access[] = { [RK_READ] = IBV_ACCESS_LOCAL_WRITE,
+					  [RK_ATOMIC] = IBV_ACCESS_LOCAL_WRITE };
+	int access = sge_access[e->kind];
 	enum ibv_wc_status st;
 	uint32_t i;
 
@@ -134,7 +139,7 @@ static bool req_may_start(const struct transport_qp *t, const struct req_wqe *e)
 static void wqe_start(struct transport_qp *t, struct req_wqe *e)
 {
 	struct transport_req *r = &t->req;
-	uint32_t len = e->kind == RK_ATOMIC ? 0 : e->w->length;
+	uint32_t len = e->kind >= RK_ATOMIC ? 0 : e->w->length;
 
 	e->npkts = RTE_MAX(div_up(len, t->mtu), 1u);
 	e->first_psn = r->psn;
@@ -217,6 +222,13 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 		h->reth.len = w->length - t->req.off;
 		return;
 	}
+	if (e->kind == RK_ATOMIC_WRITE) {	/* the 8 bytes follow as payload (inline) */
+		h->opcode = DROCE_OP_RC_ATOMIC_WRITE;
+		h->reth.va = w->wr.rdma.remote_addr;
+		h->reth.rkey = w->wr.rdma.rkey;
+		h->reth.len = w->length;
+		return;
+	}
 	h->opcode = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? DROCE_OP_RC_COMPARE_SWAP :
 							     DROCE_OP_RC_FETCH_ADD;
 	h->atomic.va = w->wr.atomic.remote_addr;
@@ -246,10 +258,13 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 	bool last = true;
 
 	memset(&h, 0, sizeof(h));
-	if (e->kind <= RK_WRITE)
+	if (e->kind <= RK_WRITE) {
 		len = fill_send_write(t, e, &h, &last);
-	else
+	} else {
 		fill_read_atomic(t, e, &h);
+		if (e->kind == RK_ATOMIC_WRITE)
+			len = e->w->length;	/* its 8 bytes */
+	}
 	/* Zero-copy for first transmissions only: on a FIFO link such a frame is read before
 	 * anything can acknowledge its PSN, so before the WR completes and the application may
 	 * reuse the memory; a retransmission may trail an ACK, and is copied. */
@@ -328,7 +343,7 @@ static void req_rewind(struct transport_qp *t)
 	}
 	e = &r->ring[r->comp & r->mask];
 	n = (uint32_t)droce_psn_diff(r->comp_psn, e->first_psn);
-	if (e->kind != RK_ATOMIC)
+	if (e->kind < RK_ATOMIC)
 		r->off = RTE_MIN(n * t->mtu, e->w->length);
 	r->psn = r->comp_psn;
 }

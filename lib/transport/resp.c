@@ -60,7 +60,7 @@ static bool qp_allows(const struct transport_qp *t, uint32_t mask)
 {
 	int acc = verbs_qp_attr(t->qp)->qp_access_flags;
 
-	if ((mask & DROCE_M_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE))
+	if ((mask & (DROCE_M_WRITE | DROCE_M_ATMWR)) && !(acc & IBV_ACCESS_REMOTE_WRITE))
 		return false;
 	if ((mask & DROCE_M_READ) && !(acc & IBV_ACCESS_REMOTE_READ))
 		return false;
@@ -319,15 +319,31 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	return RR_OK;
 }
 
+/* The responder resource of a one-packet request at @p psn (ATOMIC, ATOMIC_WRITE), with the
+ * next MSN. */
+static struct resp_res *res_take_one(struct transport_qp *t, uint8_t kind, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	struct resp_res *r = &s->res[res_alloc(t)];
+
+	r->kind = kind;
+	r->first_psn = psn;
+	r->last_psn = psn;
+	r->start_psn = psn;
+	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+	r->msn = s->msn;
+	return r;
+}
+
 static enum resp_result do_atomic(struct transport_env *env, struct transport_qp *t, const struct droce_pkt *pkt,
 				  uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
 	const struct droce_atmeth *a = droce_pkt_ext(pkt, DROCE_HDR_ATMETH);
 	uint64_t va = rte_be_to_cpu_64(a->va), orig;
+	struct resp_res *r;
 	enum resp_result rr;
 	uint8_t *addr;
-	uint32_t i;
 
 	/* IBA 9.4.5: atomics act on 8 bytes at an 8-byte aligned VA; rxe answers a
 	 * misaligned one with NAK invalid request. */
@@ -346,14 +362,40 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 		orig = __atomic_fetch_add((uint64_t *)addr, rte_be_to_cpu_64(a->swap_add),
 					  __ATOMIC_SEQ_CST);
 	}
-	i = res_alloc(t);
-	s->res[i].kind = RK_ATOMIC;
-	s->res[i].first_psn = psn;
-	s->res[i].last_psn = psn;
-	s->res[i].orig = orig;
-	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-	s->res[i].msn = s->msn;
-	resp_out_res(env, t, i);
+	r = res_take_one(t, RK_ATOMIC, psn);
+	r->orig = orig;
+	resp_out_res(env, t, (uint32_t)(r - s->res));
+	return RR_OK;
+}
+
+/*
+ * RDMA ATOMIC_WRITE (IBA 1.5; rxe since Linux 6.2): the 8 bytes of the payload replace the 8
+ * at the RETH's VA in one store, after everything before it (a release store, as rxe's).
+ * RETH length and payload are 8, the VA 8-byte aligned, the MR and QP allow REMOTE_WRITE; it
+ * takes a responder resource, and its answer is an RDMA READ response ONLY without payload
+ * (resp_out.c), replayed for a duplicate without writing again.
+ */
+static enum resp_result do_atomic_write(struct transport_env *env, struct transport_qp *t,
+					const struct rte_mbuf *m, const struct droce_pkt *pkt,
+					uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+	uint64_t va = rte_be_to_cpu_64(reth->va), v;
+	enum resp_result rr;
+	uint8_t *addr;
+
+	if (s->nres == 0 || rte_be_to_cpu_32(reth->len) != 8 || pkt->payload_len != 8 ||
+	    (va & 7))
+		return RR_INV_ACC;
+	rr = rkey_check(t, rte_be_to_cpu_32(reth->rkey), va, 8, IBV_ACCESS_REMOTE_WRITE, &addr);
+	if (rr != RR_OK)
+		return rr;
+	if (res_busy(env, t))
+		return RR_INV_ACC;
+	transport_pkt_read(m, pkt->payload_off, (uint8_t *)&v, sizeof(v));
+	__atomic_store_n((uint64_t *)addr, v, __ATOMIC_RELEASE);
+	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_ATOMIC_WRITE, psn) - s->res));
 	return RR_OK;
 }
 
@@ -415,8 +457,8 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		r->len = dlen;
 		r->off = 0;
 		r->start_psn = psn;
-	} else if (pkt->mask & DROCE_M_ATOMIC) {
-		r = res_find(t, RK_ATOMIC, psn);
+	} else if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR)) {
+		r = res_find(t, (pkt->mask & DROCE_M_ATOMIC) ? RK_ATOMIC : RK_ATOMIC_WRITE, psn);
 		if (r == NULL) {
 			TCNT(env, t, rx_dup_dropped);
 			return;
@@ -485,7 +527,9 @@ static enum resp_result resp_execute(struct transport_env *env, struct transport
 		return do_read(env, t, pkt, psn);
 	if (pkt->mask & DROCE_M_ATOMIC)
 		return do_atomic(env, t, pkt, psn);
-	return RR_INV_REQ;	/* FLUSH, ATOMIC_WRITE: not supported yet */
+	if (pkt->mask & DROCE_M_ATMWR)
+		return do_atomic_write(env, t, m, pkt, psn);
+	return RR_INV_REQ;	/* FLUSH: not supported */
 }
 
 /* After an accepted packet: advance the expected PSN and ACK what asked for it (an
@@ -504,7 +548,7 @@ static void resp_accepted(struct transport_env *env, struct transport_qp *t,
 		return;
 	}
 	s->epsn = droce_psn_add(psn, 1);
-	if (pkt->mask & DROCE_M_ATOMIC) {
+	if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR)) {	/* answered by its response */
 		s->since_ack = 0;
 		return;
 	}

@@ -55,6 +55,7 @@ enum req_kind {
 	RK_WRITE,
 	RK_READ,
 	RK_ATOMIC,
+	RK_ATOMIC_WRITE,	/**< 8 bytes carried, answered like a READ of 0 bytes */
 };
 
 /** The requester's view of one send WQE handed out by verbs_sq_next(). */
@@ -99,7 +100,7 @@ struct transport_req {
 
 /** A responder resource (IBA 9.7.5.1.x): one READ or ATOMIC, kept for replay. */
 struct resp_res {
-	uint8_t kind;			/**< 0 (free), RK_READ or RK_ATOMIC */
+	uint8_t kind;			/**< 0 (free), RK_READ, RK_ATOMIC, RK_ATOMIC_WRITE */
 	bool queued;			/**< in the output queue */
 	bool answered;			/**< its original response went out whole */
 	uint32_t first_psn;

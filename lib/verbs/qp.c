@@ -275,6 +275,7 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:	/* IBA 9.4.1: RC only (SEND_*_WITH_INVALIDATE) */
+	case IBV_WR_ATOMIC_WRITE:
 		return t == IBV_QPT_RC;
 	default:
 		return false;
@@ -296,17 +297,25 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
+	/* SEND and WRITE (opcodes below RDMA_READ) pass none of the checks of this block. */
+	if (unlikely(wr->opcode >= IBV_WR_RDMA_READ)) {
+		/* ATOMIC_WRITE: 8 bytes (SGEs or inline) to an 8-byte aligned address. */
+		if (wr->opcode == IBV_WR_ATOMIC_WRITE && (len != 8 || (wr->wr.rdma.remote_addr & 7)))
+			return EINVAL;
+		if ((wr->send_flags & IBV_SEND_INLINE) &&
+		    (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode)))
+			return EINVAL;
+		/* IBA 9.4.5: atomics are 8 bytes at an 8-byte aligned address. */
+		if (is_atomic(wr->opcode) && (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+					      (wr->wr.atomic.remote_addr & 7)))
+			return EINVAL;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode) ||
-		    len > qp->sq.max_inline)
+		if (len > qp->sq.max_inline)
 			return EINVAL;
 	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
 		return EINVAL;
 	}
-	/* IBA 9.4.5: atomics are 8 bytes at an 8-byte aligned address. */
-	if (is_atomic(wr->opcode) && (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-				      (wr->wr.atomic.remote_addr & 7)))
-		return EINVAL;
 	if (qp->pub.qp_type == IBV_QPT_UD &&
 	    (wr->wr.ud.ah == NULL || to_vah(wr->wr.ud.ah)->pd != qp->pub.pd))
 		return EINVAL;

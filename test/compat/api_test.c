@@ -6,7 +6,8 @@
  * libibverbs.so.1): two devices of one process (DROCE_CONFIG: a ring pair, inline or lcore
  * engine) connected RC, then
  * - the new post-send API (ibv_qp_to_qp_ex, ibv_wr_*): SEND with immediate, RDMA WRITE,
- *   RDMA READ, both atomics in one batch, each completion and the memory checked;
+ *   RDMA READ, both atomics and ATOMIC_WRITE in one batch, each completion and the memory
+ *   checked;
  * - the classic ibv_post_send/ibv_poll_cq path and completion channel events mapped back to
  *   the application's CQ and cq_context; an async event (LAST_WQE_REACHED of a QP on an SRQ)
  *   mapped back to the application's QP;
@@ -73,7 +74,7 @@ static void open_ep(struct ep *e, struct ibv_device *dev, int with_ops)
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 			IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE;
 	}
 	e->qp = ibv_create_qp_ex(e->ctx, &a);
 	CHECK(e->qp != NULL);
@@ -140,7 +141,8 @@ static void test_wr_api(void)
 	struct ibv_recv_wr rw = { .wr_id = 7 }, *bad_rw;
 	struct ibv_sge rs = { (uintptr_t)ep[1].buf, 64, ep[1].mr->lkey };
 	uint64_t *a0 = (uint64_t *)(ep[1].buf + 1024), *a1 = (uint64_t *)(ep[1].buf + 1032);
-	struct ibv_wc wc[5];
+	uint64_t aw = 0x1122334455667788ull, *a2 = (uint64_t *)(ep[1].buf + 1040);
+	struct ibv_wc wc[6];
 	int i;
 
 	CHECK(x != NULL);
@@ -169,11 +171,17 @@ static void test_wr_api(void)
 	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
 	ibv_wr_atomic_fetch_add(x, ep[1].mr->rkey, (uintptr_t)a1, 7);
 	ibv_wr_set_sge(x, ep[0].mr->lkey, (uintptr_t)ep[0].buf + 264, 8);
+	x->wr_id = 6;
+	ibv_wr_atomic_write(x, ep[1].mr->rkey, (uintptr_t)a2, &aw);
+	aw = 0;					/* taken at the call */
+	*a2 = 0;
 	CHECK_EQ(ibv_wr_complete(x), 0);
-	poll_n(ep[0].cq, wc, 5);
-	for (i = 0; i < 5; i++)
+	poll_n(ep[0].cq, wc, 6);
+	for (i = 0; i < 6; i++)
 		CHECK_EQ(wc[i].wr_id, i + 1);
 	CHECK_EQ(wc[2].opcode, IBV_WC_RDMA_READ);
+	CHECK_EQ(wc[5].opcode, IBV_WC_ATOMIC_WRITE);
+	CHECK_EQ(*a2, 0x1122334455667788ull);
 	CHECK_EQ(memcmp(ep[0].buf + 512, ep[0].buf, 64), 0);		/* READ back the WRITE */
 	CHECK_EQ(*(uint64_t *)(ep[0].buf + 256), 5);			/* CAS: old value */
 	CHECK_EQ(*(uint64_t *)(ep[0].buf + 264), 100);			/* FADD: old value */
@@ -185,7 +193,7 @@ static void test_wr_api(void)
 	CHECK(wc[0].wc_flags & IBV_WC_WITH_IMM);
 	CHECK_EQ(be32toh(wc[0].imm_data), 0xabc);
 	CHECK_EQ(memcmp(ep[1].buf, ep[0].buf, 64), 0);
-	printf("ibv_wr_*: SEND_IMM, WRITE, READ, CAS, FADD in one batch\n");
+	printf("ibv_wr_*: SEND_IMM, WRITE, READ, CAS, FADD, ATOMIC_WRITE in one batch\n");
 }
 
 /* Classic post + a completion channel: the event names the application's CQ and context. */

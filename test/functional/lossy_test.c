@@ -4,8 +4,10 @@
 /*
  * Through a link that drops, duplicates, reorders, delays and corrupts frames (the engine's
  * fault injection, [engine] fault_* in pair_lossy_*.ini and soak_*.ini), Q pairs of RC QPs
- * move N mixed messages each way at once - SEND, SEND with immediate, RDMA WRITE, WRITE with immediate, RDMA READ, FETCH_AND_ADD, COMPARE_AND_SWAP in turn, varying
- * lengths - and every message is delivered exactly once, in order, intact:
+ * move N mixed messages each way at once - SEND, SEND with immediate, RDMA WRITE, WRITE with
+ * immediate, RDMA READ (one in eight of them an ATOMIC_WRITE instead), FETCH_AND_ADD,
+ * COMPARE_AND_SWAP in turn, varying lengths - and every message is delivered exactly once, in
+ * order, intact:
  * - SENDs and WRITEs with immediate consume the receives in posting order (sequence number in
  *   the payload, the immediate), each SEND with its bytes;
  * - every WRITE's bytes are in its slot of the peer's memory when it completes, nothing beside
@@ -14,6 +16,9 @@
  * - the FETCH_ADDs on the peer's counter return 0, 1, 2, ... in posting order (a duplicate
  *   executed twice would skip a value), the COMPARE_AND_SWAPs (compare j, swap j + 1) on a
  *   second counter return j, and both counters end at their number;
+ * - each ATOMIC_WRITE writes its number to a third word of the peer: at its completion the
+ *   word holds it or a later one's, and at the end the last one's (an old duplicate executed
+ *   again would leave an older number);
  * - every completion is a success, in order; the faults and retransmissions are counted;
  *   every corrupted frame is counted by its receiver as BAD_ICRC and nothing else is
  *   rejected; no QP is in error.
@@ -33,7 +38,7 @@ enum {
 	MAX_QPS = 64,
 };
 
-enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_FADD, K_CSWAP };
+enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_FADD, K_CSWAP, K_AWRITE };
 
 struct side {
 	struct fn_ep ep;
@@ -58,7 +63,7 @@ static enum kind kind(uint32_t i)
 	case 1:
 		return odd ? K_WRITE_IMM : K_WRITE;
 	case 2:
-		return K_READ;
+		return i / 4 % 8 == 7 ? K_AWRITE : K_READ;
 	default:
 		return odd ? K_CSWAP : K_FADD;
 	}
@@ -73,6 +78,8 @@ static bool consumes_recv(uint32_t i)
 
 static uint32_t msg_len(uint32_t i)
 {
+	if (kind(i) == K_AWRITE)
+		return 8;
 	switch (i % 4) {
 	case 0:
 		return 4 + i * 37 % 3000;		/* SEND (carries its number) */
@@ -105,7 +112,7 @@ static uint8_t *write_slot(struct side *x, uint32_t i)
 	return x->target.buf + (size_t)(i / 4 % NWSLOT) * WSLOT;
 }
 
-/* [0]: the FETCH_ADD counter, [1]: the COMPARE_AND_SWAP one. */
+/* [0]: the FETCH_ADD counter, [1]: the COMPARE_AND_SWAP one, [2]: the ATOMIC_WRITE word. */
 static uint64_t *counter(struct side *x)
 {
 	return (uint64_t *)(void *)(read_region(x) + RREGION);
@@ -137,6 +144,11 @@ static void set_remote(struct ibv_send_wr *w, struct side *x, struct side *peer,
 		w->wr.atomic.rkey = peer->target.mr->rkey;
 		w->wr.atomic.compare_add = 1;
 		break;
+	case K_AWRITE:
+		memcpy(p, &(uint64_t){ i }, 8);
+		w->wr.rdma.remote_addr = (uintptr_t)&counter(peer)[2];
+		w->wr.rdma.rkey = peer->target.mr->rkey;
+		break;
 	case K_CSWAP:
 		w->wr.atomic.remote_addr = (uintptr_t)&counter(peer)[1];
 		w->wr.atomic.rkey = peer->target.mr->rkey;
@@ -156,7 +168,7 @@ static void post_one(struct side *x, struct side *peer, uint32_t i)
 		[K_SEND] = IBV_WR_SEND, [K_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
 		[K_WRITE] = IBV_WR_RDMA_WRITE, [K_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
 		[K_READ] = IBV_WR_RDMA_READ, [K_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
-		[K_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
+		[K_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP, [K_AWRITE] = IBV_WR_ATOMIC_WRITE,
 	};
 	struct ibv_sge sg = { (uintptr_t)send_slot(x, i), msg_len(i), x->local.mr->lkey };
 	struct ibv_send_wr w = { .wr_id = i, .sg_list = &sg, .num_sge = 1,
@@ -225,6 +237,11 @@ static void send_done(struct side *x, struct side *peer, const struct ibv_wc *wc
 		CHECK_EQ(v, kind(i) == K_FADD ? x->adds++ : x->swaps++);
 		checked += 8;
 	}
+	if (kind(i) == K_AWRITE) {
+		v = __atomic_load_n(&counter(peer)[2], __ATOMIC_ACQUIRE);
+		CHECK(v >= i && kind((uint32_t)v) == K_AWRITE);
+		checked += 8;
+	}
 }
 
 static void recv_done(struct side *x, const struct ibv_wc *wc)
@@ -286,11 +303,12 @@ static void setup_pair(struct side x[2])
 	for (i = 0; i < 2; i++) {
 		x[i].ep = ep[i];
 		fn_mem_reg(&x[i].local, ep[i].pd, 2 * DEPTH * SLOT, FN_ACCESS_ALL, 0);
-		fn_mem_reg(&x[i].target, ep[i].pd, (size_t)NWSLOT * WSLOT + RREGION + 16,
+		fn_mem_reg(&x[i].target, ep[i].pd, (size_t)NWSLOT * WSLOT + RREGION + 24,
 			   FN_ACCESS_ALL, CANARY);
 		fn_fill(read_region(&x[i]), RREGION, 77 + (uint32_t)i);
 		counter(&x[i])[0] = 0;
 		counter(&x[i])[1] = 0;
+		counter(&x[i])[2] = 0;
 		for (k = 0; k < DEPTH; k++)
 			fn_post_recv(ep[i].qp, k, recv_slot(&x[i], k), SLOT, x[i].local.mr->lkey);
 	}
@@ -303,6 +321,17 @@ static uint32_t count_kind(enum kind k)
 	for (i = 0; i < n_msg; i++)
 		n += kind(i) == k;
 	return n;
+}
+
+/* The number of the last ATOMIC_WRITE (0 if none). */
+static uint32_t last_awrite(void)
+{
+	uint32_t i, last = 0;
+
+	for (i = 0; i < n_msg; i++)
+		if (kind(i) == K_AWRITE)
+			last = i;
+	return last;
 }
 
 static uint32_t count_recv(void)
@@ -331,6 +360,7 @@ static void check_side(struct side *x)
 	CHECK(fn_all(x->target.buf, (size_t)NWSLOT * WSLOT, CANARY));
 	CHECK_EQ(counter(x)[0], count_kind(K_FADD));
 	CHECK_EQ(counter(x)[1], count_kind(K_CSWAP));
+	CHECK_EQ(counter(x)[2], last_awrite());
 	CHECK_EQ(fn_state(x->ep.qp), IBV_QPS_RTS);
 	fn_mem_free(&x->local);
 	fn_mem_free(&x->target);

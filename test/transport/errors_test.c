@@ -462,26 +462,76 @@ static void expect_inv_req(struct tt_qp *q, uint32_t psn, int ev)
 }
 
 /* IBA 9.4.5: a misaligned atomic is NAKed invalid request (rxe's ERR_MISALIGNED_ATOMIC),
- * and it is a Local Access Violation WQ error: IBV_EVENT_QP_ACCESS_ERR. */
+ * and it is a Local Access Violation WQ error: IBV_EVENT_QP_ACCESS_ERR. The same for an
+ * ATOMIC_WRITE (8 bytes of payload). */
 static void misaligned_atomic(void)
 {
 	struct tt_opts o;
 	struct tt_qp *q;
 	struct droce_hdr_fields h;
+	int aw;
+
+	for (aw = 0; aw < 2; aw++) {
+		tt_opts_default(&o);
+		q = fresh(&o);
+		memset(rbuf, 0x5a, 64);
+		memset(&h, 0, sizeof(h));
+		if (aw) {
+			h.opcode = DROCE_OP_RC_ATOMIC_WRITE;
+			h.reth.va = (uintptr_t)rbuf + 4;
+			h.reth.rkey = rmr->rkey;
+			h.reth.len = 8;
+		} else {
+			h.opcode = DROCE_OP_RC_COMPARE_SWAP;
+			h.atomic.va = (uintptr_t)rbuf + 4;
+			h.atomic.rkey = rmr->rkey;
+			h.atomic.cmp = 0x5a5a5a5a5a5a5a5aull;
+			h.atomic.swap_add = 1;
+		}
+		inject_req(q, &h, o.psn[0], aw ? 8 : 0);
+		expect_inv_req(q, o.psn[0], IBV_EVENT_QP_ACCESS_ERR);
+		CHECK_EQ(tt.cnt[0].rx_resp_dropped, 1);	/* a NAK for nothing we sent */
+	}
+	printf("misaligned_atomic_and_atomic_write_nak_inv_req_qp_access_err: ok\n");
+}
+
+/*
+ * RDMA ATOMIC_WRITE at the responder: the 8 bytes land, the answer is an RDMA READ response
+ * ONLY without payload at the request's PSN (as rxe's); the same request again (its PSN: a
+ * retry) is answered again and not executed again: memory written since stays.
+ */
+static void atomic_write(void)
+{
+	struct droce_hdr_fields h;
+	struct tt_opts o;
+	struct tt_qp *q;
+	unsigned int i;
 
 	tt_opts_default(&o);
 	q = fresh(&o);
 	memset(rbuf, 0x5a, 64);
 	memset(&h, 0, sizeof(h));
-	h.opcode = DROCE_OP_RC_COMPARE_SWAP;
-	h.atomic.va = (uintptr_t)rbuf + 4;
-	h.atomic.rkey = rmr->rkey;
-	h.atomic.cmp = 0x5a5a5a5a5a5a5a5aull;
-	h.atomic.swap_add = 1;
-	inject_req(q, &h, o.psn[0], 0);
-	expect_inv_req(q, o.psn[0], IBV_EVENT_QP_ACCESS_ERR);
-	CHECK_EQ(tt.cnt[0].rx_resp_dropped, 1);	/* a NAK for nothing we sent */
-	printf("misaligned_atomic_nak_inv_req_qp_access_err: ok\n");
+	h.opcode = DROCE_OP_RC_ATOMIC_WRITE;
+	h.reth.va = (uintptr_t)rbuf + 8;
+	h.reth.rkey = rmr->rkey;
+	h.reth.len = 8;
+	inject_req(q, &h, o.psn[0], 8);		/* 8 zero bytes */
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	for (i = 0; i < 64; i++)
+		CHECK_EQ(rbuf[i], i >= 8 && i < 16 ? 0 : 0x5a);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 0x1f), 1);
+	CHECK_EQ(tap_count(1, -1, -1), 1);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, 0)->psn, o.psn[0] & 0xffffff);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, 0)->len, 0);
+	memset(rbuf + 8, 0x33, 8);		/* written since by someone else */
+	inject_req(q, &h, o.psn[0], 8);		/* the retry */
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	for (i = 8; i < 16; i++)
+		CHECK_EQ(rbuf[i], 0x33);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 0x1f), 2);
+	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
+	printf("atomic_write_read_response_only_duplicate_not_rewritten: ok\n");
 }
 
 /*
@@ -795,6 +845,7 @@ int main(int argc, char **argv)
 	read_response_lost_implied_nak();
 	retry_window();
 	misaligned_atomic();
+	atomic_write();
 	length_errors();
 	send_with_inv_nothing_to_invalidate();
 	bad_responses();
