@@ -194,6 +194,8 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	unsigned int total = 0, bursts = 0;
 	uint16_t i, n;
 
+	if (unlikely(!edev->link_up))
+		return engine_rx_link_down(edev);
 	if (unlikely(edev->n_loop != 0))
 		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
 	/* Up to ENGINE_RX_BURSTS full bursts: the receive side must keep up with what one

@@ -14,6 +14,8 @@
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
+ *   link_poll_ms = MS        poll the served ports' links every MS (10); 0: links are not
+ *                            followed (ports ACTIVE while they exist, frames always sent)
  *   tx_zero_copy = 0|1       send payloads of 512 bytes and more straight from the registered
  *                            memory (mbufs attached to it as external buffers) on ports that
  *                            pass frames within this process (net_ring); 1, the default
@@ -132,6 +134,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 100, &c->neigh_retries);
 	if (strcmp(k, "neigh_reachable_s") == 0)
 		return parse_uint(v, 86400, &c->neigh_reachable_s);
+	if (strcmp(k, "link_poll_ms") == 0)
+		return parse_uint(v, 60000, &c->link_poll_ms);
 	if (strcmp(k, "pdump") == 0)
 		return parse_uint(v, 1, &c->pdump);
 	if (strcmp(k, "tx_zero_copy") == 0)
@@ -168,6 +172,7 @@ int engine_config_load(struct engine_config *c)
 	c->neigh_retry_ms = 1000;
 	c->neigh_retries = 3;
 	c->neigh_reachable_s = 30;
+	c->link_poll_ms = 10;
 	c->pdump = 1;
 	c->tx_zero_copy = 1;
 	c->fault_delay_us = 100;

@@ -196,6 +196,7 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	lc->env.pool = lc->pool;
 	lc->env.hz = rte_get_tsc_hz();
 	lc->env.now = rte_rdtsc();
+	lc->link_next = engine_cfg.link_poll_ms != 0 ? 0 : UINT64_MAX;	/* 0: at once */
 	lc->env.tx = engine_env_tx;
 	lc->env.resolve = engine_env_resolve;
 	lc->env.counters = engine_env_counters;

@@ -55,6 +55,7 @@ struct engine_config {
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
+	unsigned int link_poll_ms;	/**< link poll interval; 0: links not followed */
 	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
 	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
 	unsigned int fault_dup;
@@ -139,6 +140,9 @@ struct engine_dev {
 	struct engine_lcore *lc;	/**< NULL while stopped */
 	uint16_t port;
 	bool started;
+	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
+	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
+	bool link_up;
 	struct rte_ether_addr mac;
 	unsigned int n_gid;
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
@@ -193,6 +197,7 @@ struct engine_lcore {
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
 	struct engine_timers timers;
 	uint64_t idle_iters;
+	uint64_t link_next;		/**< TSC of the next link poll (UINT64_MAX: never) */
 	/* Health (loop.c): TSC cycles spent in iterations that did work and in idle ones (a
 	 * dedicated lcore's idle sleeps included), and iterations. Written by the instance only,
 	 * with relaxed atomic stores, so telemetry reads them from any thread without a call. */
@@ -257,6 +262,16 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 /** Configure and start @p edev's port with @p pool for RX. @return 0, -errno. */
 int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool);
 void engine_port_stop(struct engine_dev *edev);
+/** Poll the link of every port @p lc serves; a change is reported to verbs
+ *  (verbs_device_link(): the port's state and its event). @return links that changed. */
+unsigned int engine_link_poll(struct engine_lcore *lc);
+/** Once per iteration: poll the links when [engine] link_poll_ms have passed. */
+static inline unsigned int engine_link_tick(struct engine_lcore *lc)
+{
+	return unlikely(lc->env.now >= lc->link_next) ? engine_link_poll(lc) : 0;
+}
+/** @p edev's link is down: drop what its port received. @return frames dropped. */
+unsigned int engine_rx_link_down(struct engine_dev *edev);
 /** Queue @p m for transmission (the owner only); drops and counts when the buffer is full. */
 void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m);
 /** Hand buffered frames to the port. @return frames sent. */

@@ -7,7 +7,8 @@
  *   2. TX: the active QPs (doorbell rung by droce_post_send(), or touched by the engine: RX,
  *      timer, modify) transmit up to ENGINE_BURST packets each, no more than their device's
  *      TX buffer has room for; a QP with no TX work left leaves the active list;
- *   3. timers: the transport deadlines that expired (timer heap) and neighbour retries;
+ *   3. timers: the transport deadlines that expired (timer heap), the links (every
+ *      [engine] link_poll_ms) and neighbour retries;
  *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
  *   5. TX flush: buffered frames to the ports.
  * The TSC is read once per iteration (transport_env.now), and once more at its end to count
@@ -152,6 +153,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 			work += engine_rx(lc, lc->devs[i]);
 	work += tx_qps(lc);
 	work += fire_timers(lc);
+	work += engine_link_tick(lc);
 	for (i = 0; i < lc->n_dev; i++)
 		if (lc->devs[i]->started)
 			work += engine_neigh_timers(lc, lc->devs[i]);

@@ -6,6 +6,15 @@
  * opened (verbs only creates or probes it) and owns its one RX and one TX queue. Transmission
  * is buffered per device and flushed once per iteration; frames the port does not take stay
  * buffered for the next iteration, and only a full buffer drops (counted as tx_dropped).
+ *
+ * Link: the engine samples the port's link when it starts the port and polls it every
+ * [engine] link_poll_ms while it serves it (rte_eth_link_get_nowait(), from the iteration: no
+ * interrupt thread, the same in both modes); verbs turns a change into the port's state and
+ * PORT_ERR / PORT_ACTIVE. While the link is down the port is treated as unplugged, as rxe's
+ * netdev without carrier: frames are not sent (tx_link_down) and frames the port still
+ * delivers are dropped (rx_link_down); QPs keep their state and recover, or fail, by their own
+ * rules (RC retransmits on its timer; UD and UC messages sent meanwhile are lost).
+ * With link_poll_ms 0 links are not followed: a port is up for as long as it is started.
  */
 #include <errno.h>
 #include <string.h>
@@ -69,13 +78,66 @@ static int configure(struct engine_dev *edev, struct rte_mempool *pool)
  * while this port was stopped belong to an earlier life of the device (and zero-copy ones
  * point into memory whose MR may be waiting for them, droce_dereg_mr()).
  */
-static void discard_rx(struct engine_dev *edev)
+static unsigned int discard_rx(struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
+	unsigned int total = 0;
 	uint16_t n;
 
-	while ((n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST)) != 0)
+	while ((n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST)) != 0) {
 		rte_pktmbuf_free_bulk(pkts, n);
+		total += n;
+	}
+	return total;
+}
+
+unsigned int engine_rx_link_down(struct engine_dev *edev)
+{
+	unsigned int n = discard_rx(edev);
+
+	edev->cnt.rx_link_down += n;
+	return n;
+}
+
+/* Frames buffered for a port whose link is down go nowhere. */
+static void drop_tx(struct engine_dev *edev)
+{
+	edev->cnt.tx_link_down += edev->n_tx;
+	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
+	edev->n_tx = 0;
+	edev->tx_stalled = false;
+}
+
+static bool link_up(uint16_t port)
+{
+	struct rte_eth_link l;
+
+	return rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
+unsigned int engine_link_poll(struct engine_lcore *lc)
+{
+	unsigned int i, changed = 0;
+
+	lc->link_next = lc->env.now + lc->env.hz / 1000 * engine_cfg.link_poll_ms;
+	for (i = 0; i < lc->n_dev; i++) {
+		struct engine_dev *edev = lc->devs[i];
+		bool up;
+
+		if (!edev->started)
+			continue;
+		up = link_up(edev->port);
+		if (up == edev->link_up)
+			continue;
+		edev->link_up = up;
+		if (!up)
+			drop_tx(edev);
+		ENGINE_LOG(INFO, "%s: port %u: link %s", verbs_device_cfg(edev->dev)->name,
+			   edev->port, up ? "up" : "down");
+		verbs_device_link(edev->dev, up);
+		changed++;
+	}
+	return changed;
 }
 
 /* Zero-copy TX only where a frame is read by this process and freed after (net_ring): a
@@ -123,6 +185,8 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	edev->tx_extbuf = port_takes_extbuf(&info);
 	discard_rx(edev);
 	engine_fault_start(edev);
+	edev->link_up = engine_cfg.link_poll_ms == 0 || link_up(edev->port);
+	verbs_device_link(edev->dev, edev->link_up);
 	edev->started = true;
 	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
 	return 0;
@@ -155,6 +219,10 @@ unsigned int engine_dev_flush(struct engine_dev *edev)
 
 	if (edev->n_tx == 0)
 		return 0;
+	if (unlikely(!edev->link_up)) {
+		drop_tx(edev);
+		return 0;
+	}
 	sent = rte_eth_tx_burst(edev->port, 0, edev->tx, edev->n_tx);
 	/* Only what the port took: a full port must not make every retry cost O(n_tx). */
 	for (i = 0; i < sent; i++)
@@ -188,6 +256,11 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 {
 	struct engine_dev *edev = verbs_device_engine(dev);
 
+	if (unlikely(!edev->link_up)) {
+		edev->cnt.tx_link_down++;	/* not even to the device's own group members */
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (unlikely(edev->n_mcg != 0))
 		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
 	if (unlikely(edev->fault.on))

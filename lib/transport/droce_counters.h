@@ -85,7 +85,9 @@ extern "C" {
 	X(mcast_loopback,      "multicast frames sent and delivered to other QPs of the device") \
 	X(mcast_loop_dropped,  "multicast frames not looped back: loopback queue full, no mbuf") \
 	X(tx_zero_copy,        "frames sent with the payload attached to registered memory, not copied") \
-	X(tx_ud_unreachable,   "UD messages completed unsent: no answer to ARP/ND for the destination")
+	X(tx_ud_unreachable,   "UD messages completed unsent: no answer to ARP/ND for the destination") \
+	X(tx_link_down,        "frames not sent: the port's link was down (PORT_ERR)") \
+	X(rx_link_down,        "frames received while the port's link was down (dropped)")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

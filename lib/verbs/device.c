@@ -564,16 +564,29 @@ int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
 	return 0;
 }
 
+void verbs_device_link(struct droce_device *dev, bool up)
+{
+	uint32_t down = up ? 0 : 1;
+
+	/* Only a change raises: the engine may report the state it sampled at port start. */
+	if (__atomic_exchange_n(&dev->link_down, down, __ATOMIC_ACQ_REL) == down)
+		return;
+	VERBS_LOG(NOTICE, "%s: port 1 %s", dev->cfg.name,
+		  up ? "ACTIVE: link up" : "DOWN: link down");
+	verbs_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+}
+
 int droce_query_port(struct droce_context *context, uint8_t port_num,
 		     struct ibv_port_attr *p)
 {
 	struct droce_device *dev;
-	bool up;
+	bool has_port, up;
 
 	if (context == NULL || p == NULL || port_num != 1)
 		return EINVAL;
 	dev = context->device;
-	up = verbs_device_port(dev) >= 0;
+	has_port = verbs_device_port(dev) >= 0;
+	up = has_port && !__atomic_load_n(&dev->link_down, __ATOMIC_ACQUIRE);
 	memset(p, 0, sizeof(*p));
 	p->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	p->max_mtu = IBV_MTU_4096;
@@ -585,7 +598,8 @@ int droce_query_port(struct droce_context *context, uint8_t port_num,
 	p->max_vl_num = 1;
 	p->active_width = 1;	/* 1X */
 	p->active_speed = 1;	/* SDR: software has no meaningful rate */
-	p->phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
+	/* As rxe: LinkUp; Polling while the port waits for its link; Disabled without a port. */
+	p->phys_state = up ? 5 : has_port ? 2 : 3;
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;
 	p->flags = IBV_QPF_GRH_REQUIRED;
 	return 0;

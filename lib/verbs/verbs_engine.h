@@ -156,9 +156,15 @@ void verbs_qp_error(struct droce_qp *qp, int event);
 void verbs_qp_event(struct droce_qp *qp, enum ibv_event_type event);
 /** Raise an SRQ event (IBV_EVENT_SRQ_ERR puts the SRQ in error: posting then fails). */
 void verbs_srq_event(struct droce_srq *srq, enum ibv_event_type event);
-/** Raise a device event on every open context (PORT_ACTIVE, PORT_ERR, GID_CHANGE,
- *  DEVICE_FATAL; element.port_num = 1 for port events). */
+/** Raise a device event on every open context (element.port_num = 1): PORT_ACTIVE,
+ *  PORT_ERR. */
 void verbs_device_event(struct droce_device *dev, enum ibv_event_type event);
+/**
+ * The link of @p dev's port is @p up (the engine samples it when it starts the port and
+ * polls it while it serves it): droce_query_port() reports it, and a change raises
+ * PORT_ACTIVE (up) or PORT_ERR (down) once on every open context, as rxe on NETDEV_UP/DOWN.
+ */
+void verbs_device_link(struct droce_device *dev, bool up);
 
 /* ---- QP attributes for the transport (caller: the QP's owner, between control operations;
  *      the values are those the last droce_modify_qp() committed) ---- */

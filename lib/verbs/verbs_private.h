@@ -52,6 +52,7 @@ struct verbs_mcg {
 struct droce_device {
 	struct droce_device_cfg cfg;
 	int port_id;			/**< -1 until the port exists */
+	uint32_t link_down;		/**< the engine saw the port's link down (atomic) */
 	union ibv_gid gid[DROCE_MAX_GID];
 	enum ibv_mtu active_mtu;
 	__be64 guid;

@@ -11,6 +11,9 @@
  * - the classic ibv_post_send/ibv_poll_cq path and completion channel events mapped back to
  *   the application's CQ and cq_context; an async event (LAST_WQE_REACHED of a QP on an SRQ)
  *   mapped back to the application's QP;
+ * - the link of droce0's port going down and up (rte_eth_dev_set_link_down/up on its net_ring
+ *   ethdev, a cable pulled and put back): ibv_get_async_event() returns PORT_ERR, then
+ *   PORT_ACTIVE, each with element.port_num 1, and ibv_query_port() follows;
  * - bad input and what droce does not do: EOPNOTSUPP from ibv_create_cq_ex, create_qp_ex with
  *   a comp_mask or send op droce lacks, ibv_wr_bind_mw,
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
@@ -31,6 +34,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rte_ethdev.h>
 
 #include "check.h"
 
@@ -82,7 +86,7 @@ static void open_ep(struct ep *e, struct ibv_device *dev, int with_ops)
 	CHECK_EQ(ibv_query_gid(e->ctx, 1, 1, &e->gid), 0);
 }
 
-static void connect(struct ep *e, const struct ep *peer)
+static void connect_ep(struct ep *e, const struct ep *peer)
 {
 	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -348,6 +352,33 @@ static void test_async_event(void)
 	printf("ibv_get_async_event: LAST_WQE_REACHED names the application's QP\n");
 }
 
+static void expect_port(enum ibv_event_type type, enum ibv_port_state state)
+{
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+
+	CHECK_EQ(ibv_get_async_event(ep[0].ctx, &ev), 0);	/* blocks until it comes */
+	CHECK_EQ(ev.event_type, type);
+	CHECK_EQ(ev.element.port_num, 1);
+	ibv_ack_async_event(&ev);
+	CHECK_EQ(ibv_query_port(ep[0].ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, state);
+}
+
+/* droce0's link goes down and comes back: PORT_ERR, then PORT_ACTIVE. */
+static void test_port_events(void)
+{
+	uint16_t port;
+
+	/* The ethdev of droce0's ring pair (rte_eth_from_rings() names it net_ring_<name>). */
+	CHECK_EQ(rte_eth_dev_get_port_by_name("net_ring_droce_droce0", &port), 0);
+	CHECK_EQ(rte_eth_dev_set_link_down(port), 0);
+	expect_port(IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+	CHECK_EQ(rte_eth_dev_set_link_up(port), 0);
+	expect_port(IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+	printf("ibv_get_async_event: PORT_ERR and PORT_ACTIVE as the link goes down and up\n");
+}
+
 /* Events got and never acked, objects left: what exit-open leaves to the drop-in's close. */
 static void leave_unacked_events(void)
 {
@@ -449,8 +480,8 @@ int main(int argc, char **argv)
 		 * in the sanitizer build, finds none) and stopping the engine; exit status 0. */
 		open_ep(&ep[0], list[0], 1);
 		open_ep(&ep[1], list[1], 0);
-		connect(&ep[0], &ep[1]);
-		connect(&ep[1], &ep[0]);
+		connect_ep(&ep[0], &ep[1]);
+		connect_ep(&ep[1], &ep[0]);
 		test_channel();
 		leave_unacked_events();
 		ibv_free_device_list(list);	/* the program's own; the rest is left open */
@@ -459,14 +490,15 @@ int main(int argc, char **argv)
 	}
 	open_ep(&ep[0], list[0], 1);
 	open_ep(&ep[1], list[1], 0);
-	connect(&ep[0], &ep[1]);
-	connect(&ep[1], &ep[0]);
+	connect_ep(&ep[0], &ep[1]);
+	connect_ep(&ep[1], &ep[0]);
 	test_wr_api();
 	test_channel();
 	test_iova();
 	test_resolve_l2();
 	test_rereg();
 	test_async_event();
+	test_port_events();
 	test_unsupported(list[0]);
 	/* Objects left open: ibv_close_device() releases them, as libibverbs (the kernel) does. */
 	for (i = 0; i < 2; i++)

@@ -57,14 +57,6 @@ static void post_send(struct fn_ep *e, enum ibv_wr_opcode op, struct fn_mem *m,
 	CHECK_EQ(droce_post_send(e->qp, &w, &bad), 0);
 }
 
-static void expect_ok(struct droce_cq *cq, uint64_t wr_id)
-{
-	struct ibv_wc wc = fn_wait(cq);
-
-	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
-	CHECK_EQ(wc.wr_id, wr_id);
-}
-
 /* SEND 0 -> 1, WRITE 0 -> 1, READ 0 <- 1; every byte where it belongs. */
 static void transfer(struct fn_ep ep[2], struct fn_mem m[2], uint32_t cycle)
 {
@@ -72,15 +64,15 @@ static void transfer(struct fn_ep ep[2], struct fn_mem m[2], uint32_t cycle)
 	fn_fill(m[1].buf, LEN, ~cycle);
 	fn_post_recv(ep[1].qp, 9, m[1].buf + LEN / 2, LEN / 2, m[1].mr->lkey);
 	post_send(&ep[0], IBV_WR_SEND, &m[0], &m[1]);
-	expect_ok(ep[0].scq, IBV_WR_SEND);
-	expect_ok(ep[1].rcq, 9);
+	fn_wait_ok(ep[0].scq, IBV_WR_SEND);
+	fn_wait_ok(ep[1].rcq, 9);
 	CHECK(memcmp(m[1].buf + LEN / 2, m[0].buf, LEN / 2) == 0);
 	post_send(&ep[0], IBV_WR_RDMA_WRITE, &m[0], &m[1]);
-	expect_ok(ep[0].scq, IBV_WR_RDMA_WRITE);
+	fn_wait_ok(ep[0].scq, IBV_WR_RDMA_WRITE);
 	CHECK(memcmp(m[1].buf, m[0].buf, LEN / 2) == 0);
 	fn_fill(m[1].buf, LEN / 2, cycle * 3);
 	post_send(&ep[0], IBV_WR_RDMA_READ, &m[0], &m[1]);
-	expect_ok(ep[0].scq, IBV_WR_RDMA_READ);
+	fn_wait_ok(ep[0].scq, IBV_WR_RDMA_READ);
 	CHECK(memcmp(m[0].buf + LEN / 2, m[1].buf, LEN / 2) == 0);
 }
 

@@ -210,6 +210,15 @@ static inline struct ibv_wc fn_wait(struct droce_cq *cq)
 	return wc;
 }
 
+/* The next completion of @p cq is @p wr_id's, successful. */
+static inline void fn_wait_ok(struct droce_cq *cq, uint64_t wr_id)
+{
+	struct ibv_wc wc = fn_wait(cq);
+
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.wr_id, wr_id);
+}
+
 /* Nothing arrives on @p cq for @p s seconds of engine work. */
 static inline void fn_quiet(struct droce_cq *cq, double s)
 {

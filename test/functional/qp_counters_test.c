@@ -57,14 +57,6 @@ static void post(struct pairx *p, enum ibv_wr_opcode op, uint64_t wr_id, uint32_
 	CHECK_EQ(droce_post_send(p->ep[0].qp, &w, &bad), 0);
 }
 
-static void wait_ok(struct droce_cq *cq, uint64_t wr_id)
-{
-	struct ibv_wc wc = fn_wait(cq);
-
-	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
-	CHECK_EQ(wc.wr_id, wr_id);
-}
-
 static void traffic_a(struct pairx *p)
 {
 	int i;
@@ -74,8 +66,8 @@ static void traffic_a(struct pairx *p)
 	for (i = 0; i < NA; i++)
 		post(p, IBV_WR_SEND, i, LEN_A, 0);
 	for (i = 0; i < NA; i++) {
-		wait_ok(p->ep[0].scq, i);
-		wait_ok(p->ep[1].rcq, i);
+		fn_wait_ok(p->ep[0].scq, i);
+		fn_wait_ok(p->ep[1].rcq, i);
 	}
 	CHECK(memcmp(p->m[1].buf, p->m[0].buf, LEN_A) == 0);
 }
@@ -87,21 +79,21 @@ static void traffic_b(struct pairx *p)
 	for (i = 0; i < NW; i++)
 		post(p, IBV_WR_RDMA_WRITE, i, LEN_W, p->m[1].mr->rkey);
 	for (i = 0; i < NW; i++)
-		wait_ok(p->ep[0].scq, i);
+		fn_wait_ok(p->ep[0].scq, i);
 	CHECK(memcmp(p->m[1].buf, p->m[0].buf, LEN_W) == 0);
 	fn_fill(p->m[1].buf, BUF, 99);
 	for (i = 0; i < NR; i++)
 		post(p, IBV_WR_RDMA_READ, 10 + i, LEN_R, p->m[1].mr->rkey);
 	for (i = 0; i < NR; i++)
-		wait_ok(p->ep[0].scq, 10 + i);
+		fn_wait_ok(p->ep[0].scq, 10 + i);
 	CHECK(memcmp(p->m[1].buf, p->m[0].buf, LEN_R) == 0);
 	/* RNR: the SEND arrives before its receive. */
 	post(p, IBV_WR_SEND, 20, 100, 0);
 	fn_run(0.05);
 	CHECK_EQ(fn_qp_counters(p->ep[1].qp).rnr_nak_sent > 0, 1);
 	fn_post_recv(p->ep[1].qp, 21, p->m[1].buf, BUF, p->m[1].mr->lkey);
-	wait_ok(p->ep[0].scq, 20);
-	wait_ok(p->ep[1].rcq, 21);
+	fn_wait_ok(p->ep[0].scq, 20);
+	fn_wait_ok(p->ep[1].rcq, 21);
 }
 
 static void traffic_c(struct pairx *p)
@@ -118,7 +110,8 @@ static void traffic_c(struct pairx *p)
 static bool engine_only(const char *name)
 {
 	static const char *const names[] = { "tx_dropped", "rx_not_roce", "rx_arp", "rx_nd",
-		"rx_bad_frame", "rx_not_our_gid", "rx_unknown_qp", "alloc_failed" };
+		"rx_bad_frame", "rx_not_our_gid", "rx_unknown_qp", "alloc_failed", "tx_link_down",
+		"rx_link_down" };
 	unsigned int i;
 
 	if (strncmp(name, "neigh_", 6) == 0 || strncmp(name, "fault_", 6) == 0 ||
