@@ -171,7 +171,11 @@ static int probe_devargs(struct droce_device *dev)
 	return 0;
 }
 
-/* A ring-pair device whose partner is not there yet stays without port until it is. */
+/*
+ * A ring-pair device whose partner is not there yet stays without port until it is; then its
+ * open contexts get PORT_ACTIVE. Its GIDs stay (no GID_CHANGE): without a configured MAC it
+ * takes the port's, and a net_ring port's MAC is 00:00:00:00:00:00, the one it had.
+ */
 static int attach_port(struct droce_device *dev)
 {
 	unsigned int i;

@@ -175,7 +175,9 @@ static void test_device_add(void)
 	struct droce_device **list;
 	struct ibv_port_attr pa;
 	struct droce_async_event ev;
-	union ibv_gid gid;
+	static const uint8_t zero_mac_eui64[8] = { 0x02, 0, 0, 0xff, 0xfe, 0, 0, 0 };
+	union ibv_gid gid, gid0;
+	__be64 guid;
 	int n;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -200,19 +202,31 @@ static void test_device_add(void)
 	CHECK(ctx != NULL);
 	CHECK_EQ(droce_query_port(ctx, 1, &pa), 0);
 	CHECK_EQ(pa.state, IBV_PORT_DOWN);
+	CHECK_EQ(pa.phys_state, 3);	/* Disabled: no port */
 	CHECK_EQ(pa.active_mtu, IBV_MTU_1024);
 	CHECK_EQ(droce_query_gid(ctx, 1, 1, &gid), 0);	/* no IPv4: the IPv6 GID is next */
 	CHECK_EQ(gid.raw[0], 0xfd);
 	CHECK_EQ(gid.raw[15], 0x47);
-	/* Its partner arrives: the port comes up and PORT_ACTIVE is raised. */
+	/* No MAC configured and none yet: GID 0 is the zero MAC's EUI-64 until the port comes. */
+	CHECK_EQ(droce_query_gid(ctx, 1, 0, &gid0), 0);
+	CHECK(memcmp(&gid0.raw[8], zero_mac_eui64, 8) == 0);
+	/* Its partner arrives: the port comes up and PORT_ACTIVE is raised. The GID table stays
+	 * (the net_ring port's MAC is all zero too): no GID_CHANGE, no other event. */
 	snprintf(cfg.name, sizeof(cfg.name), "lib1");
 	CHECK_EQ(droce_device_add(&cfg), 0);
 	CHECK_EQ(droce_query_port(ctx, 1, &pa), 0);
 	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	CHECK_EQ(pa.phys_state, 5);	/* LinkUp */
 	CHECK_EQ(droce_get_async_event(ctx, &ev), 0);
 	CHECK_EQ(ev.event_type, IBV_EVENT_PORT_ACTIVE);
 	CHECK_EQ(ev.element.port_num, 1);
 	droce_ack_async_event(&ev);
+	CHECK(fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK) == 0);
+	CHECK(droce_get_async_event(ctx, &ev) == -1 && errno == EAGAIN);
+	CHECK_EQ(droce_query_gid(ctx, 1, 0, &gid), 0);
+	CHECK(memcmp(gid.raw, gid0.raw, 16) == 0);
+	guid = droce_get_device_guid(ctx->device);
+	CHECK(memcmp(&gid.raw[8], &guid, 8) == 0);
 	CHECK_EQ(droce_close_device(ctx), 0);
 	/* A devargs device: net_null is probed as a vdev. */
 	memset(&cfg, 0, sizeof(cfg));
