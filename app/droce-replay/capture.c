@@ -95,48 +95,65 @@ void replay_capture_free(struct replay_capture *c)
 	c->n = 0;
 }
 
-bool replay_frame_is(const struct replay_frame *f, const uint8_t src[4], const uint8_t dst[4])
+/* A RoCE v2 frame of @p sc's IP version from @p src (or anyone) to @p dst (or anyone). */
+static bool frame_is(const struct replay_frame *f, const struct replay_scenario *sc,
+		     const uint8_t *src, const uint8_t *dst)
 {
 	const struct droce_pkt *p = &f->pkt;
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
 
-	if (f->kind == RF_NOT_ROCE || p->ipv6 || memcmp(p->sgid, v4, 12) != 0)
+	if (f->kind == RF_NOT_ROCE || (p->ipv6 != 0) != sc->ipv6)
 		return false;
-	return (src == NULL || memcmp(p->sgid + 12, src, 4) == 0) &&
-	       (dst == NULL || memcmp(p->dgid + 12, dst, 4) == 0);
+	return (src == NULL || memcmp(p->sgid, src, 16) == 0) &&
+	       (dst == NULL || memcmp(p->dgid, dst, 16) == 0);
 }
 
-/* Of a frame the parser refused: IPv4 UDP to 4791 (options-free header), i.e. a broken RoCE
- * v2 frame rather than ARP or the TCP exchange. */
-static bool looks_roce(const struct replay_frame *f)
+/* Of a frame the parser refused: UDP to 4791 over an options-free IPv4 header or an IPv6
+ * header without extensions, i.e. a broken RoCE v2 frame rather than ARP or the TCP exchange.
+ * Its destination as a GID in @p dst. */
+static bool looks_roce(const struct replay_frame *f, uint8_t dst[16])
 {
-	return f->len >= 38 && f->data[12] == 0x08 && f->data[13] == 0x00 &&
-	       f->data[14] == 0x45 && f->data[23] == 17 &&
-	       (f->data[36] << 8 | f->data[37]) == DROCE_ROCEV2_PORT;
+	const uint8_t *d = f->data;
+
+	if (f->len >= 38 && d[12] == 0x08 && d[13] == 0x00 && d[14] == 0x45 && d[23] == 17 &&
+	    (d[36] << 8 | d[37]) == DROCE_ROCEV2_PORT) {
+		memset(dst, 0, 10);
+		dst[10] = dst[11] = 0xff;
+		memcpy(dst + 12, d + 30, 4);
+		return true;
+	}
+	if (f->len >= 58 && d[12] == 0x86 && d[13] == 0xdd && (d[14] >> 4) == 6 && d[20] == 17 &&
+	    (d[56] << 8 | d[57]) == DROCE_ROCEV2_PORT) {
+		memcpy(dst, d + 38, 16);
+		return true;
+	}
+	return false;
 }
 
-static void classify_one(struct replay_frame *f, const uint8_t ipv4[4])
+static void classify_one(struct replay_frame *f, const struct replay_scenario *sc)
 {
+	uint8_t dst[16];
+
 	if (droce_parse(f->data, f->len, 0, &f->pkt) != DROCE_PARSE_OK) {
-		if (!looks_roce(f))
+		if (!looks_roce(f, dst))
 			f->kind = RF_NOT_ROCE;
 		else
-			f->kind = memcmp(f->data + 30, ipv4, 4) == 0 ? RF_MALFORMED : RF_OTHER_DIR;
+			f->kind = (f->data[12] == 0x86) == sc->ipv6 &&
+				  memcmp(dst, sc->gid, 16) == 0 ? RF_MALFORMED : RF_OTHER_DIR;
 		return;
 	}
 	f->kind = RF_OTHER_DIR;
-	if ((f->pkt.mask & DROCE_M_REQ) && replay_frame_is(f, NULL, ipv4))
+	if ((f->pkt.mask & DROCE_M_REQ) && frame_is(f, sc, NULL, sc->gid))
 		f->kind = RF_REQUEST;
-	else if ((f->pkt.mask & DROCE_M_RESP) && replay_frame_is(f, ipv4, NULL))
+	else if ((f->pkt.mask & DROCE_M_RESP) && frame_is(f, sc, sc->gid, NULL))
 		f->kind = RF_RESPONSE;
 }
 
-void replay_capture_classify(struct replay_capture *c, const uint8_t ipv4[4])
+void replay_capture_classify(struct replay_capture *c, const struct replay_scenario *sc)
 {
 	unsigned int i;
 
 	for (i = 0; i < c->n; i++)
-		classify_one(&c->f[i], ipv4);
+		classify_one(&c->f[i], sc);
 }
 
 struct replay_pcap_out *replay_pcap_open(const char *path, char *err, size_t len)

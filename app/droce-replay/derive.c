@@ -4,7 +4,7 @@
 /*
  * The responder's set-up read from the capture itself (--compare without -s):
  * - the responder is the destination of the first request (or --responder ADDR), the
- *   requester the source; their MACs and IPv4 addresses come from that frame;
+ *   requester the source; their MACs, IP version and addresses come from that frame;
  * - a QP per DestQP the requests carry: type from the opcode, first PSN from its first
  *   request, the peer's QPN from the responses' DestQP (RC; paired by PSN) or the DETH (UD),
  *   a receive WR per message that consumes one, sized for the largest;
@@ -40,11 +40,29 @@ static const struct replay_frame *first_request(const struct replay_capture *c,
 		struct droce_pkt pkt;
 
 		if (droce_parse(f->data, f->len, 0, &pkt) == DROCE_PARSE_OK &&
-		    (pkt.mask & DROCE_M_REQ) && !pkt.ipv6 &&
-		    (dst == NULL || memcmp(pkt.dgid + 12, dst, 4) == 0))
+		    (pkt.mask & DROCE_M_REQ) && (dst == NULL || memcmp(pkt.dgid, dst, 16) == 0))
 			return f;
 	}
 	return NULL;
+}
+
+/* --responder ADDR as a GID: IPv4 (mapped) or IPv6. */
+static int responder_gid(const char *addr, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	if (inet_pton(AF_INET, addr, gid + 12) == 1) {
+		gid[10] = gid[11] = 0xff;
+		return 0;
+	}
+	return inet_pton(AF_INET6, addr, gid) == 1 ? 0 : -1;
+}
+
+/* What the scenario parser accepts: IPv4 not 0.0.0.0; IPv6 unicast, not IPv4-mapped. */
+static bool addr_ok(const struct replay_scenario *sc, const uint8_t gid[16])
+{
+	static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
+
+	return sc->ipv6 ? replay_ipv6_ok(gid) : memcmp(gid, v4any, 16) != 0;
 }
 
 static int endpoints(const struct replay_capture *c, struct replay_scenario *sc,
@@ -52,19 +70,23 @@ static int endpoints(const struct replay_capture *c, struct replay_scenario *sc,
 {
 	const struct replay_frame *f;
 	struct droce_pkt pkt;
-	uint8_t want[4];
+	uint8_t want[16];
 
-	if (responder != NULL && inet_pton(AF_INET, responder, want) != 1)
-		return errf(err, len, "--responder wants an IPv4 address");
+	if (responder != NULL && responder_gid(responder, want) != 0)
+		return errf(err, len, "--responder wants an IPv4 or IPv6 address");
 	f = first_request(c, responder != NULL ? want : NULL);
 	if (f == NULL)
 		return errf(err, len, responder != NULL ? "no RoCE v2 request to that address" :
-			    "no RoCE v2 (IPv4) request in the capture: nothing to respond to");
+			    "no RoCE v2 request in the capture: nothing to respond to");
 	droce_parse(f->data, f->len, 0, &pkt);
 	memcpy(sc->mac, f->data, 6);
 	memcpy(sc->peer_mac, f->data + 6, 6);
-	memcpy(sc->ipv4, pkt.dgid + 12, 4);
-	memcpy(sc->peer_ipv4, pkt.sgid + 12, 4);
+	sc->ipv6 = pkt.ipv6 != 0;
+	memcpy(sc->gid, pkt.dgid, 16);
+	memcpy(sc->peer_gid, pkt.sgid, 16);
+	if (!addr_ok(sc, sc->gid) || !addr_ok(sc, sc->peer_gid))
+		return errf(err, len, "the first request's addresses cannot be a device's "
+			    "(unspecified, multicast or IPv4-mapped IPv6)");
 	return 0;
 }
 
@@ -342,7 +364,7 @@ int replay_derive(struct replay_capture *c, struct replay_scenario *sc, const ch
 	memset(sc, 0, sizeof(*sc));
 	if (endpoints(c, sc, responder, err, len) != 0)
 		return -1;
-	replay_capture_classify(c, sc->ipv4);
+	replay_capture_classify(c, sc);
 	derive_mtu(c, sc);
 	rc = derive_qps(c, sc, msg, err, len);
 	if (rc == 0) {

@@ -90,13 +90,16 @@ static int add_device(struct replay_dev *d, const struct replay_scenario *sc, ch
 	if (rte_eth_dev_get_name_by_port(d->port, cfg.devargs) != 0)
 		return errf(err, len, "no name for port %u", d->port);
 	memcpy(cfg.mac, sc->mac, 6);
-	cfg.has_ipv4 = true;
-	memcpy(cfg.ipv4, sc->ipv4, 4);
+	if (sc->ipv6) {		/* GID 0 fe80::EUI-64, GID 1 this address (REPLAY_SGID_INDEX) */
+		cfg.n_ipv6 = 1;
+		memcpy(cfg.ipv6[0], sc->gid, 16);
+	} else {		/* GID 1 ::ffff:IPv4 */
+		cfg.has_ipv4 = true;
+		memcpy(cfg.ipv4, sc->gid + 12, 4);
+	}
 	cfg.mtu = sc->mtu;
 	cfg.n_neigh = 1;
-	cfg.neigh[0].addr[10] = 0xff;
-	cfg.neigh[0].addr[11] = 0xff;
-	memcpy(&cfg.neigh[0].addr[12], sc->peer_ipv4, 4);
+	memcpy(cfg.neigh[0].addr, sc->peer_gid, 16);
 	memcpy(cfg.neigh[0].mac, sc->peer_mac, 6);
 	rc = droce_device_add(&cfg);
 	if (rc != 0)

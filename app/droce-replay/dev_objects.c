@@ -92,11 +92,9 @@ static int to_rtr(struct replay_dev *d, unsigned int i)
 	a.rq_psn = q->rq_psn;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;	/* ::ffff:ipv4 */
+	a.ah_attr.grh.sgid_index = REPLAY_SGID_INDEX;
 	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.dgid.raw[10] = 0xff;
-	a.ah_attr.grh.dgid.raw[11] = 0xff;
-	memcpy(&a.ah_attr.grh.dgid.raw[12], d->sc->peer_ipv4, 4);
+	memcpy(a.ah_attr.grh.dgid.raw, d->sc->peer_gid, 16);
 	mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (q->type == REPLAY_RC) {
 		a.max_dest_rd_atomic = q->max_dest_rd_atomic;

@@ -72,9 +72,11 @@ static int check_names(const struct replay_capture *c, struct replay_scenario *s
 	for (i = 0; i < c->n; i++)
 		n += c->f[i].kind == RF_REQUEST || c->f[i].kind == RF_MALFORMED;
 	if (n == 0) {
-		fprintf(stderr, "droce-replay: %s: no RoCE v2 request goes to %u.%u.%u.%u (the "
-			"scenario's [device] ipv4)\n", c->path, sc->ipv4[0], sc->ipv4[1],
-			sc->ipv4[2], sc->ipv4[3]);
+		char addr[64];
+
+		fprintf(stderr, "droce-replay: %s: no RoCE v2 request goes to %s (the scenario's "
+			"[device] %s)\n", c->path, replay_addr_str(sc, sc->gid, addr, sizeof(addr)),
+			sc->ipv6 ? "ipv6" : "ipv4");
 		return REPLAY_EXIT_INPUT;
 	}
 	for (i = 0; i < c->n; i++) {
@@ -110,7 +112,7 @@ static int get_scenario(const struct replay_opts *o, struct replay_capture *c,
 			fprintf(stderr, "droce-replay: %s: %s\n", o->scenario, err);
 			return REPLAY_EXIT_INPUT;
 		}
-		replay_capture_classify(c, sc->ipv4);
+		replay_capture_classify(c, sc);
 	} else if (replay_derive(c, sc, o->responder, err, sizeof(err)) != 0) {
 		fprintf(stderr, "droce-replay: %s: cannot derive the responder: %s\n", c->path,
 			err);

@@ -30,8 +30,8 @@ static void help(void)
 		"  -p, --pace           inject at the capture's own pace (default: as fast as",
 		"                       the engine takes them, in bursts of 32)",
 		"  -1, --step           one request at a time, each answered before the next",
-		"  -r, --responder ADDR the IPv4 address of the side droce plays (default: the",
-		"                       destination of the capture's first request)",
+		"  -r, --responder ADDR the IPv4 or IPv6 address of the side droce plays (default:",
+		"                       the destination of the capture's first request)",
 		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
 		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
 		"                       max_dest_rd_atomic (play a requester that ignores it)",
@@ -93,7 +93,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 	}
 	if (o->scenario != NULL && o->responder != NULL) {
 		fprintf(stderr, "droce-replay: --responder is for a derived scenario; the "
-			"scenario file names droce's side ([device] ipv4)\n");
+			"scenario file names droce's side ([device] ipv4 or ipv6)\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	o->capture = argv[optind];

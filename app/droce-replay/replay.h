@@ -62,9 +62,10 @@ struct replay_mr {
 
 struct replay_scenario {
 	uint8_t mac[6];		/* droce's device: the capture's responder */
-	uint8_t ipv4[4];
-	uint8_t peer_mac[6];
-	uint8_t peer_ipv4[4];
+	uint8_t peer_mac[6];	/* the requester: droce's static neighbour */
+	bool ipv6;		/* RoCE v2 over IPv6 (else IPv4) */
+	uint8_t gid[16];	/* droce's address as a GID (IPv4: ::ffff:a.b.c.d) */
+	uint8_t peer_gid[16];	/* the requester's */
 	uint16_t mtu;		/* Ethernet MTU */
 	unsigned int n_qp, n_mr;
 	struct replay_qp qp[REPLAY_MAX_QP];
@@ -75,6 +76,11 @@ struct replay_scenario {
 /* Load and check an INI scenario. 0, or -1 with a message in @p err. */
 int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err, size_t len);
 void replay_scenario_free(struct replay_scenario *sc);
+/* An IPv6 address a scenario may hold: not ::, not multicast, not ::ffff:IPv4. */
+bool replay_ipv6_ok(const uint8_t a[16]);
+/* @p gid (one of @p sc's) as text: dotted IPv4 or IPv6, as the scenario writes it. */
+const char *replay_addr_str(const struct replay_scenario *sc, const uint8_t gid[16], char *buf,
+			    size_t len);
 /* Write @p sc as an INI scenario that replay_scenario_load() reads back. */
 void replay_scenario_print(FILE *o, const struct replay_scenario *sc, const char *origin);
 struct replay_qp *replay_scenario_qp(const struct replay_scenario *sc, uint32_t cap_qpn);
@@ -106,10 +112,8 @@ struct replay_capture {
 
 int replay_capture_load(const char *path, struct replay_capture *c, char *err, size_t len);
 void replay_capture_free(struct replay_capture *c);
-/* Set each frame's kind for a responder at @p ipv4. */
-void replay_capture_classify(struct replay_capture *c, const uint8_t ipv4[4]);
-/* True for a RoCE v2 frame from @p src to @p dst (IPv4). */
-bool replay_frame_is(const struct replay_frame *f, const uint8_t src[4], const uint8_t dst[4]);
+/* Set each frame's kind for the responder @p sc describes (its address and IP version). */
+void replay_capture_classify(struct replay_capture *c, const struct replay_scenario *sc);
 
 struct replay_pcap_out;
 struct replay_pcap_out *replay_pcap_open(const char *path, char *err, size_t len);

@@ -25,7 +25,10 @@ struct pctx {
 	char *err;
 	size_t len;
 	uint64_t mem;	/* bytes of MR so far */
+	unsigned int addr;	/* ADDR_* keys given */
 };
+
+enum { ADDR_V4 = 1, ADDR_PEER_V4 = 2, ADDR_V6 = 4, ADDR_PEER_V6 = 8 };
 
 static int fail(struct pctx *p, const char *fmt, ...)
 {
@@ -64,19 +67,59 @@ static int mac(const char *s, uint8_t out[6])
 	return 0;
 }
 
+bool replay_ipv6_ok(const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(a, zero, 16) != 0 && a[0] != 0xff && memcmp(a, v4mapped, 12) != 0;
+}
+
+/* An address key: IPv4 into its mapped GID, or IPv6 (a unicast, non-IPv4-mapped one). */
+static int addr_key(struct pctx *p, const char *k, const char *v)
+{
+	static const char *const name[] = { "ipv4", "peer_ipv4", "ipv6", "peer_ipv6" };
+	struct replay_scenario *sc = p->sc;
+	unsigned int i;
+
+	for (i = 0; i < 4 && strcmp(k, name[i]) != 0; i++)
+		;
+	if (i == 4)
+		return 1;	/* not an address key */
+	if (i < 2) {
+		uint8_t *g = i == 0 ? sc->gid : sc->peer_gid;
+		uint8_t a[4];
+
+		if (inet_pton(AF_INET, v, a) != 1)
+			return fail(p, "bad key or value: %s = %s", k, v);
+		memset(g, 0, 10);
+		g[10] = g[11] = 0xff;
+		memcpy(g + 12, a, 4);
+	} else {
+		uint8_t a[16];
+
+		if (inet_pton(AF_INET6, v, a) != 1 || !replay_ipv6_ok(a))
+			return fail(p, "bad key or value: %s = %s (a unicast IPv6 address, not "
+				    "::ffff:IPv4: use ipv4 then)", k, v);
+		memcpy(i == 2 ? sc->gid : sc->peer_gid, a, 16);
+	}
+	p->addr |= 1u << i;
+	return 0;
+}
+
 static int device_key(struct pctx *p, const char *k, const char *v)
 {
 	struct replay_scenario *sc = p->sc;
 	uint64_t n;
+	int rc;
 
 	if (strcmp(k, "mac") == 0 && mac(v, sc->mac) == 0)
 		return 0;
 	if (strcmp(k, "peer_mac") == 0 && mac(v, sc->peer_mac) == 0)
 		return 0;
-	if (strcmp(k, "ipv4") == 0 && inet_pton(AF_INET, v, sc->ipv4) == 1)
-		return 0;
-	if (strcmp(k, "peer_ipv4") == 0 && inet_pton(AF_INET, v, sc->peer_ipv4) == 1)
-		return 0;
+	rc = addr_key(p, k, v);
+	if (rc <= 0)
+		return rc;
 	if (strcmp(k, "mtu") == 0 && num(v, 9216, &n) == 0 && n >= 576) {
 		sc->mtu = (uint16_t)n;
 		return 0;
@@ -326,10 +369,16 @@ static int parse_section(struct pctx *p, struct rte_cfgfile *cf)
 static int check_device(struct pctx *p)
 {
 	static const uint8_t zero[6];
+	static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
 
 	p->sec = "device";
-	if (memcmp(p->sc->ipv4, zero, 4) == 0 || memcmp(p->sc->peer_ipv4, zero, 4) == 0)
-		return fail(p, "ipv4 and peer_ipv4 are required");
+	if (p->addr != (ADDR_V4 | ADDR_PEER_V4) && p->addr != (ADDR_V6 | ADDR_PEER_V6))
+		return fail(p, "ipv4 and peer_ipv4, or ipv6 and peer_ipv6, are required (one IP "
+			    "version)");
+	p->sc->ipv6 = p->addr == (ADDR_V6 | ADDR_PEER_V6);
+	if (!p->sc->ipv6 && (memcmp(p->sc->gid, v4any, 16) == 0 ||
+			     memcmp(p->sc->peer_gid, v4any, 16) == 0))
+		return fail(p, "ipv4 and peer_ipv4 must not be 0.0.0.0");
 	if (memcmp(p->sc->mac, zero, 6) == 0 || memcmp(p->sc->peer_mac, zero, 6) == 0)
 		return fail(p, "mac and peer_mac are required");
 	if (p->sc->n_qp == 0) {

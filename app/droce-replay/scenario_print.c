@@ -5,6 +5,7 @@
  * --print-scenario: a scenario (usually derived from a capture) as an INI file that
  * replay_scenario_load() reads back, so a derived set-up can be saved, edited and replayed.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -69,18 +70,29 @@ static void print_data(FILE *o, const struct replay_mr *m)
 	}
 }
 
+const char *replay_addr_str(const struct replay_scenario *sc, const uint8_t gid[16], char *buf,
+			    size_t len)
+{
+	if (inet_ntop(sc->ipv6 ? AF_INET6 : AF_INET, sc->ipv6 ? gid : gid + 12, buf,
+		      (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 void replay_scenario_print(FILE *o, const struct replay_scenario *sc, const char *origin)
 {
+	char addr[64];
 	unsigned int i;
 
 	fprintf(o, "; SPDX-License-Identifier: BSD-3-Clause\n; Copyright (c) 2026 The droce "
 		"authors\n;\n; droce-replay scenario%s%s (keys: doc/droce-replay.md)\n[device]\n",
 		origin != NULL ? ", derived from " : "", origin != NULL ? origin : "");
 	print_mac(o, "mac", sc->mac);
-	fprintf(o, "ipv4 = %u.%u.%u.%u\n", sc->ipv4[0], sc->ipv4[1], sc->ipv4[2], sc->ipv4[3]);
+	fprintf(o, "%s = %s\n", sc->ipv6 ? "ipv6" : "ipv4",
+		replay_addr_str(sc, sc->gid, addr, sizeof(addr)));
 	print_mac(o, "peer_mac", sc->peer_mac);
-	fprintf(o, "peer_ipv4 = %u.%u.%u.%u\nmtu = %u\n", sc->peer_ipv4[0], sc->peer_ipv4[1],
-		sc->peer_ipv4[2], sc->peer_ipv4[3], sc->mtu);
+	fprintf(o, "%s = %s\nmtu = %u\n", sc->ipv6 ? "peer_ipv6" : "peer_ipv4",
+		replay_addr_str(sc, sc->peer_gid, addr, sizeof(addr)), sc->mtu);
 	for (i = 0; i < sc->n_qp; i++)
 		print_qp(o, &sc->qp[i]);
 	for (i = 0; i < sc->n_mr; i++) {

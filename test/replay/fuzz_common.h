@@ -3,8 +3,8 @@
  */
 /*
  * What droce-replay's libFuzzer targets share: a memfd that stands for the file the tool would
- * read, and the scenario round trip (print -> load gives the same QPs, MRs and contents, what
- * --print-scenario promises).
+ * read, and the scenario round trip (print -> load gives the same addresses, QPs, MRs and
+ * contents: what --print-scenario promises).
  */
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
@@ -57,7 +57,8 @@ static void fuzz_round_trip(const struct replay_scenario *sc)
 		fprintf(stderr, "printed scenario does not load: %s\n", err);
 		abort();
 	}
-	if (back.n_qp != sc->n_qp || back.n_mr != sc->n_mr)
+	if (back.n_qp != sc->n_qp || back.n_mr != sc->n_mr || back.ipv6 != sc->ipv6 ||
+	    memcmp(back.gid, sc->gid, 16) != 0 || memcmp(back.peer_gid, sc->peer_gid, 16) != 0)
 		abort();
 	for (i = 0; i < sc->n_mr; i++)
 		if (memcmp(back.mr[i].init, sc->mr[i].init, sc->mr[i].length) != 0)

@@ -29,7 +29,7 @@ derive)
 	# shellcheck disable=SC2207
 	libs=(-lpcap $(pkg-config --libs libisal))
 	maxlen=65536
-	for f in "$shared"/captures/*.pcap; do
+	for f in "$shared"/captures/*.pcap "$src"/test/replay/captures/*.pcap; do
 		[ "$(stat -c %s "$f")" -le $maxlen ] && cp "$f" "$work/corpus/"
 	done
 	dict=() ;;
