@@ -163,8 +163,7 @@ def rd_limit_exceeded_counted():
     p = subprocess.run([REPLAY, '-c', '--no-rd-limit', '-s', path, '-o', out_pcap,
                         cap('read_bw')], capture_output=True, text=True, timeout=60)
     assert p.returncode in (0, 1), p.stdout + p.stderr
-    counted = {line.split()[0]: int(line.split()[1]) for line in p.stdout.splitlines()
-               if re.match(r'^  [a-z_.A-Z]+ +\d+$', line)}
+    counted = counters(p.stdout)
     assert counted.get('rx_rd_atomic_excess', 0) > 0, p.stdout
     fields = ['infiniband.bth.opcode', 'infiniband.bth.psn', 'data.data']
     mine = [r for r in tshark(out_pcap, fields) if int(r[0]) in (13, 14, 15, 16)]
@@ -347,6 +346,34 @@ def errors_ipv6():
     err(['-r', 'fd47::9', cap(name)], 'no RoCE v2 request to that address')
     err(['-r', 'fd47::1::2', cap(name)], '--responder wants an IPv4 or IPv6 address')
     err(['-r', G1, cap(name)], 'no RoCE v2 request to that address')
+
+
+def syndromes(name, responder):
+    """The AETH syndromes of the responder's ACKs/NAKs in the capture, in order."""
+    rows = tshark(cap(name), ['infiniband.aeth.syndrome'],
+                  f'{ip_field(responder)}.src=={responder} && infiniband.bth.opcode==17')
+    return [int(x, 0) for (x,) in rows]
+
+
+def counters(out):
+    return {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
+            if re.match(r'^  [a-z_.A-Z]+ +\d+$', line)}
+
+
+def golden_nak():
+    """write_bw_nak: rxe answered each PSN gap (frames the bridge dropped) with one NAK PSN
+    sequence error (0x60) and ignored the rest of the gap until the requester went back to
+    the NAK's PSN. droce, fed what rxe received, must send the same NAKs and ACKs one for one
+    in step mode (coalesced ACKs only in fast mode; NAKs never coalesce), count one
+    seq_nak_sent per rxe NAK and count the ignored frames as out_of_sequence."""
+    name = 'write_bw_nak'
+    syn = syndromes(name, G1)
+    naks = syn.count(0x60)
+    assert naks > 0 and len(syn) == rxe_responses(name, G1), syn
+    golden(name)
+    c = counters(run('-c', '-1', cap(name)).stdout)
+    assert c.get('seq_nak_sent') == naks and c.get('out_of_sequence', 0) > 0, c
+    assert c.get('ack_sent') == len(syn) - naks, c
 
 
 def main():
