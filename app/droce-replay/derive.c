@@ -7,7 +7,8 @@
  *   requester the source; their MACs, IP version and addresses come from that frame;
  * - a QP per DestQP the requests carry: type from the opcode, first PSN from its first
  *   request, the peer's QPN from the responses' DestQP (RC; paired by PSN) or the DETH (UD),
- *   a receive WR per message that consumes one, sized for the largest;
+ *   a receive WR per message that consumes one, sized for the largest; where the responder
+ *   sent RNR NAKs, its timer code, and the receive WRs posted as the responder had them;
  * - an MR per R_Key the RETHs / AtomicETHs carry, spanning every VA they address, with the
  *   access those requests need; its initial contents are what the first READ response or
  *   atomic ACK covering each byte says was there (zero elsewhere).
@@ -118,6 +119,7 @@ static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc
 			q->type = qp_type_of(f->pkt.opcode);
 			q->rq_psn = droce_bth_psn(b);
 			q->max_dest_rd_atomic = 16;
+			q->min_rnr_timer = REPLAY_MIN_RNR_TIMER;
 		}
 		if (f->pkt.mask & DROCE_M_DETH) {
 			const struct droce_deth *d = droce_pkt_ext(&f->pkt, DROCE_HDR_DETH);
@@ -154,6 +156,18 @@ static uint32_t pmtu_of(const struct replay_scenario *sc)
 	return sc->mtu >= 4096 + 64 ? 4096 : 1024;
 }
 
+uint32_t replay_psn_span(const struct droce_pkt *p, const struct replay_scenario *sc)
+{
+	const struct droce_reth *r;
+	uint32_t n;
+
+	if (!(p->mask & DROCE_M_READ))
+		return 1;
+	r = droce_pkt_ext(p, DROCE_HDR_RETH);
+	n = (rte_be_to_cpu_32(r->len) + pmtu_of(sc) - 1) / pmtu_of(sc);
+	return n ? n : 1;
+}
+
 /* Path MTU: 4096 when some packet carries more than 1024 bytes. */
 static void derive_mtu(const struct replay_capture *c, struct replay_scenario *sc)
 {
@@ -176,16 +190,11 @@ static const struct replay_frame *request_of(const struct replay_capture *c,
 	for (i = 0; i < c->n; i++) {
 		const struct replay_frame *f = &c->f[i];
 		const struct droce_bth *b = droce_pkt_bth(&f->pkt);
-		uint32_t n = 1;
+		uint32_t n;
 
 		if (f->kind != RF_REQUEST)
 			continue;
-		if (f->pkt.mask & DROCE_M_READ) {
-			const struct droce_reth *r = droce_pkt_ext(&f->pkt, DROCE_HDR_RETH);
-
-			n = (rte_be_to_cpu_32(r->len) + pmtu_of(sc) - 1) / pmtu_of(sc);
-			n = n ? n : 1;
-		}
+		n = replay_psn_span(&f->pkt, sc);
 		if (match_peer && replay_scenario_qp(sc, droce_bth_qpn(b))->peer_qpn != dqpn)
 			continue;
 		if (droce_psn_in_window(psn, droce_bth_psn(b), n))
@@ -212,6 +221,32 @@ static void derive_peers(const struct replay_capture *c, struct replay_scenario 
 		q = replay_scenario_qp(sc, droce_bth_qpn(droce_pkt_bth(&req->pkt)));
 		if (q->peer_qpn == 0)
 			q->peer_qpn = droce_bth_qpn(b);
+	}
+}
+
+/* RC: a QP whose requests drew RNR NAKs gets the NAK's timer code, and its receive WRs are
+ * posted as the capture's responder had them (recv_post = capture). */
+static void derive_rnr(const struct replay_capture *c, struct replay_scenario *sc)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i];
+		const struct droce_aeth *a = f->kind == RF_RESPONSE ?
+			droce_pkt_ext(&f->pkt, DROCE_HDR_AETH) : NULL;
+
+		if (a == NULL || (droce_aeth_syndrome(a) & DROCE_AETH_TYPE_MASK) !=
+		    DROCE_AETH_RNR_NAK)
+			continue;
+		for (j = 0; j < sc->n_qp; j++) {
+			struct replay_qp *q = &sc->qp[j];
+
+			if (q->type == REPLAY_RC && !q->recv_follow &&
+			    q->peer_qpn == droce_bth_qpn(droce_pkt_bth(&f->pkt))) {
+				q->recv_follow = true;
+				q->min_rnr_timer = droce_aeth_syndrome(a) & DROCE_AETH_VALUE_MASK;
+			}
+		}
 	}
 }
 
@@ -369,6 +404,7 @@ int replay_derive(struct replay_capture *c, struct replay_scenario *sc, const ch
 	rc = derive_qps(c, sc, msg, err, len);
 	if (rc == 0) {
 		derive_peers(c, sc);
+		derive_rnr(c, sc);
 		rc = derive_mrs(c, sc, err, len);
 	}
 	if (rc != 0)

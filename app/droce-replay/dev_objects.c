@@ -98,7 +98,7 @@ static int to_rtr(struct replay_dev *d, unsigned int i)
 	mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (q->type == REPLAY_RC) {
 		a.max_dest_rd_atomic = q->max_dest_rd_atomic;
-		a.min_rnr_timer = 12;
+		a.min_rnr_timer = q->min_rnr_timer;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
 	return droce_modify_qp(d->qp[i], &a, mask);
@@ -117,11 +117,25 @@ static int to_rts(struct replay_dev *d, unsigned int i)
 	return droce_modify_qp(d->qp[i], &a, mask);
 }
 
+int replay_dev_post_recv(struct replay_dev *d, unsigned int i)
+{
+	const struct replay_qp *q = &d->sc->qp[i];
+	uint32_t k = d->posted[i];
+	struct ibv_sge sge = { .addr = (uintptr_t)(d->rbuf[i] + (size_t)k * q->recv_size),
+			       .length = q->recv_size };
+	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (k == q->recv_wrs)
+		return 0;	/* all posted: the scenario's recv_wrs is the most there are */
+	sge.lkey = d->rmr[i]->lkey;
+	d->posted[i]++;
+	return droce_post_recv(d->qp[i], &wr, &bad);
+}
+
+/* The receive buffers; all WRs posted now, or (recv_post = capture) by play.c as it goes. */
 static int post_recvs(struct replay_dev *d, unsigned int i)
 {
 	const struct replay_qp *q = &d->sc->qp[i];
-	struct ibv_recv_wr wr, *bad;
-	struct ibv_sge sge;
 	uint32_t k;
 	int rc;
 
@@ -134,11 +148,8 @@ static int post_recvs(struct replay_dev *d, unsigned int i)
 				 IBV_ACCESS_LOCAL_WRITE);
 	if (d->rmr[i] == NULL)
 		return errno;
-	for (k = 0; k < q->recv_wrs; k++) {
-		sge = (struct ibv_sge){ .addr = (uintptr_t)(d->rbuf[i] + (size_t)k * q->recv_size),
-					.length = q->recv_size, .lkey = d->rmr[i]->lkey };
-		wr = (struct ibv_recv_wr){ .wr_id = k, .sg_list = &sge, .num_sge = 1 };
-		rc = droce_post_recv(d->qp[i], &wr, &bad);
+	for (k = 0; !q->recv_follow && k < q->recv_wrs; k++) {
+		rc = replay_dev_post_recv(d, i);
 		if (rc != 0)
 			return rc;
 	}

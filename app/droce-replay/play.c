@@ -205,6 +205,60 @@ static int inject_frame(struct play *p, const struct replay_frame *f)
 	return inject(p, p->buf, rewrite(p, f));
 }
 
+/* The next RNR NAK the capture's responder sent to @p q's peer after frame @p from; or NULL. */
+static const struct replay_frame *next_rnr(const struct replay_capture *c,
+					   const struct replay_qp *q, unsigned int *from)
+{
+	for (; *from < c->n; (*from)++) {
+		const struct replay_frame *f = &c->f[*from];
+		const struct droce_aeth *a = f->kind == RF_RESPONSE ?
+			droce_pkt_ext(&f->pkt, DROCE_HDR_AETH) : NULL;
+
+		if (a != NULL && droce_bth_qpn(droce_pkt_bth(&f->pkt)) == q->peer_qpn &&
+		    (droce_aeth_syndrome(a) & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK)
+			return f;
+	}
+	return NULL;
+}
+
+/* recv_post = capture: true for each request that consumed a receive WR at the capture's
+ * responder. The responder's expected PSN is followed from rq_psn: a request at another PSN
+ * is a duplicate or out of sequence and consumes nothing; the first packet of a message that
+ * needs a receive WR at the expected PSN was RNR NAKed if the responder's next RNR NAK
+ * carries that PSN, else it consumed one. @p use[] has c->n entries. */
+static void recv_consumers(const struct replay_capture *c, const struct replay_scenario *sc,
+			   bool *use)
+{
+	unsigned int i, k, rnr_at[REPLAY_MAX_QP] = { 0 };
+	uint32_t want[REPLAY_MAX_QP];
+
+	for (k = 0; k < sc->n_qp; k++)
+		want[k] = sc->qp[k].rq_psn;
+	for (i = 0; i < c->n; i++) {
+		const struct replay_frame *f = &c->f[i], *nak;
+		const struct replay_qp *q;
+		uint32_t psn;
+
+		if (f->kind != RF_REQUEST)
+			continue;
+		q = replay_scenario_qp(sc, droce_bth_qpn(droce_pkt_bth(&f->pkt)));
+		k = (unsigned int)(q - sc->qp);
+		psn = droce_bth_psn(droce_pkt_bth(&f->pkt));
+		if (!q->recv_follow || q->type != REPLAY_RC || psn != want[k])
+			continue;
+		if ((f->pkt.mask & DROCE_M_RWR) && (f->pkt.mask & DROCE_M_FIRST)) {
+			rnr_at[k] = RTE_MAX(rnr_at[k], i + 1);
+			nak = next_rnr(c, q, &rnr_at[k]);
+			if (nak != NULL && droce_bth_psn(droce_pkt_bth(&nak->pkt)) == psn) {
+				rnr_at[k]++;
+				continue;	/* RNR NAKed: the same PSN comes again */
+			}
+			use[i] = true;
+		}
+		want[k] = (psn + replay_psn_span(&f->pkt, sc)) & DROCE_PSN_MASK;
+	}
+}
+
 static unsigned int rd_limit(const struct replay_scenario *sc, const struct replay_opts *o)
 {
 	unsigned int i, lim = 255;
@@ -239,13 +293,18 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		struct replay_result *r)
 {
 	struct play *p = calloc(1, sizeof(*p));
+	bool *use = calloc(c->n ? c->n : 1, sizeof(*use));
 	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc, o);
 	uint64_t start = now_us(), ts0 = UINT64_MAX, t_end;
 	int rc = 0;
 
-	if (p == NULL)
+	if (p == NULL || use == NULL) {
+		free(p);
+		free(use);
 		return -1;
+	}
 	*p = (struct play){ .d = d, .pout = pout, .r = r };
+	recv_consumers(c, d->sc, use);
 	for (i = 0; i < c->n && rc == 0; i++) {
 		const struct replay_frame *f = &c->f[i];
 
@@ -261,6 +320,10 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 			rc = settle(p);
 			rd = 1;
 		}
+		if (rc == 0 && use[i])	/* every earlier request taken first, then the WR */
+			rc = settle(p) != 0 ? -1 : replay_dev_post_recv(d, (unsigned int)
+				(replay_scenario_qp(d->sc, droce_bth_qpn(droce_pkt_bth(&f->pkt))) -
+				 d->sc->qp)) != 0 ? -1 : 0;
 		rc = rc ? rc : inject_frame(p, f);
 		if (rc == 0 && !o->pace && ++burst == (o->step ? 1u : BURST)) {
 			rc = settle(p);
@@ -272,6 +335,7 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 	for (t_end = now_us() + FINAL_WAIT_US; rc == 0 && now_us() < t_end;)
 		rc = poll_once(p) < 0 ? -1 : 0;	/* timers: a coalesced ACK's, say */
 	free(p);
+	free(use);
 	return rc;
 }
 

@@ -35,6 +35,7 @@
 #define REPLAY_MAX_FRAME 9216	/* bytes: the largest frame injected */
 #define REPLAY_MAX_RECV_WRS 16384	/* per QP: DROCE_MAX_QP_WR */
 #define REPLAY_MAX_RECV_SIZE (1u << 24)	/* bytes per receive WR */
+#define REPLAY_MIN_RNR_TIMER 12	/* default: 0.64 ms, what perftest and the pingpongs set */
 
 enum replay_qp_type { REPLAY_RC, REPLAY_UC, REPLAY_UD };
 
@@ -49,6 +50,9 @@ struct replay_qp {
 	uint32_t recv_wrs;	/* receive WRs posted before the replay */
 	uint32_t recv_size;	/* bytes each */
 	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;	/* RC: the timer code droce's RNR NAKs carry */
+	bool recv_follow;	/* recv_post = capture: a receive WR just before each request
+				 * that consumed one at the capture's responder */
 };
 
 /* One MR, named by the R_Key the capture's requests carry. */
@@ -123,6 +127,8 @@ void replay_pcap_close(struct replay_pcap_out *o);
 /* derive.c: the responder's set-up from the capture. 0, or -1 with a message. */
 int replay_derive(struct replay_capture *c, struct replay_scenario *sc,
 		  const char *responder, char *err, size_t len);
+/* The PSNs a request takes: a READ's response packets at @p sc's path MTU, else 1. */
+uint32_t replay_psn_span(const struct droce_pkt *p, const struct replay_scenario *sc);
 
 /* One frame droce sent. */
 struct replay_out {

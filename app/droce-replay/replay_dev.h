@@ -30,8 +30,11 @@ struct replay_dev {
 	uint8_t *mem[REPLAY_MAX_MR];
 	struct droce_mr *rmr[REPLAY_MAX_QP];	/* receive buffers */
 	uint8_t *rbuf[REPLAY_MAX_QP];
+	uint32_t posted[REPLAY_MAX_QP];	/* receive WRs posted so far */
 };
 
 int replay_dev_objects(struct replay_dev *d, char *err, size_t len);
+/* Post QP @p i's next receive WR (none once recv_wrs are posted). 0 or an errno. */
+int replay_dev_post_recv(struct replay_dev *d, unsigned int i);
 
 #endif /* DROCE_REPLAY_DEV_H */

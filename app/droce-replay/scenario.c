@@ -161,7 +161,13 @@ static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char
 		q->recv_size = (uint32_t)n;
 	else if (strcmp(k, "max_dest_rd_atomic") == 0 && (bad = num(v, 255, &n)) == 0)
 		q->max_dest_rd_atomic = (uint8_t)n;
-	else
+	else if (strcmp(k, "min_rnr_timer") == 0 && (bad = num(v, 31, &n)) == 0)
+		q->min_rnr_timer = (uint8_t)n;
+	else if (strcmp(k, "recv_post") == 0 && (strcmp(v, "start") == 0 ||
+						  strcmp(v, "capture") == 0)) {
+		q->recv_follow = strcmp(v, "capture") == 0;
+		bad = 0;
+	} else
 		bad = -1;
 	return bad != 0 ? fail(p, "bad key or value: %s = %s", k, v) : 0;
 }
@@ -301,9 +307,12 @@ static int parse_qp(struct pctx *p, struct rte_cfgfile *cf, uint32_t qpn)
 		return -1;
 	q->cap_qpn = qpn;
 	q->max_dest_rd_atomic = 16;
+	q->min_rnr_timer = REPLAY_MIN_RNR_TIMER;
 	for (i = 0; i < n && rc == 0; i++)
 		rc = qp_key(p, q, ent[i].name, ent[i].value);
 	free(ent);
+	if (rc == 0 && q->recv_follow && q->type != REPLAY_RC)
+		rc = fail(p, "recv_post = capture is for RC QPs (only RC has RNR NAKs)");
 	if (rc == 0 && q->type == REPLAY_UD && q->recv_wrs > 0 && q->recv_size < DROCE_GRH_LEN)
 		rc = fail(p, "a UD receive buffer holds the 40-byte GRH: recv_size >= 40");
 	if (rc == 0)

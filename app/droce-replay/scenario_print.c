@@ -29,8 +29,9 @@ static void print_qp(FILE *o, const struct replay_qp *q)
 		q->cap_qpn, type_name[q->type], q->peer_qpn, q->rq_psn, q->sq_psn);
 	if (q->type == REPLAY_UD)
 		fprintf(o, "qkey = %#x\n", q->qkey);
-	fprintf(o, "recv_wrs = %u\nrecv_size = %u\nmax_dest_rd_atomic = %u\n", q->recv_wrs,
-		q->recv_size, q->max_dest_rd_atomic);
+	fprintf(o, "recv_wrs = %u\nrecv_size = %u\nrecv_post = %s\nmax_dest_rd_atomic = %u\n"
+		"min_rnr_timer = %u\n", q->recv_wrs, q->recv_size,
+		q->recv_follow ? "capture" : "start", q->max_dest_rd_atomic, q->min_rnr_timer);
 }
 
 static void print_access(FILE *o, int acc)

@@ -60,6 +60,10 @@ static void fuzz_round_trip(const struct replay_scenario *sc)
 	if (back.n_qp != sc->n_qp || back.n_mr != sc->n_mr || back.ipv6 != sc->ipv6 ||
 	    memcmp(back.gid, sc->gid, 16) != 0 || memcmp(back.peer_gid, sc->peer_gid, 16) != 0)
 		abort();
+	for (i = 0; i < sc->n_qp; i++)
+		if (back.qp[i].recv_follow != sc->qp[i].recv_follow ||
+		    back.qp[i].min_rnr_timer != sc->qp[i].min_rnr_timer)
+			abort();
 	for (i = 0; i < sc->n_mr; i++)
 		if (memcmp(back.mr[i].init, sc->mr[i].init, sc->mr[i].length) != 0)
 			abort();

@@ -250,6 +250,13 @@ def errors():
         (good.replace('fill = 0', 'fill = 0\ndata = 4095:0011'), 'data outside the MR'),
         (good.replace('[device]', '[devices]'), 'no [device] section'),
         ('[device\nmac = 1\n', 'cannot read it as INI'),
+        (good.replace('min_rnr_timer = 12', 'min_rnr_timer = 32'),
+         'bad key or value: min_rnr_timer = 32'),
+        (good.replace('recv_post = start', 'recv_post = later'),
+         'bad key or value: recv_post = later'),
+        (good.replace('type = rc', 'type = uc').replace('recv_post = start',
+                                                        'recv_post = capture'),
+         'recv_post = capture is for RC QPs'),
     ]
     for i, (text, msg) in enumerate(bad_scenarios):
         path = os.path.join(WORK, f'bad{i}.ini')
@@ -374,6 +381,46 @@ def golden_nak():
     c = counters(run('-c', '-1', cap(name)).stdout)
     assert c.get('seq_nak_sent') == naks and c.get('out_of_sequence', 0) > 0, c
     assert c.get('ack_sent') == len(syn) - naks, c
+
+
+def golden_rnr():
+    """send_bw_rnr: rxe's receive queue ran dry, it answered SENDs with RNR NAKs (syndrome
+    0x20 | timer) and the requester retried. The derived scenario posts droce's receive WRs as
+    rxe had them (recv_post = capture: one just before each SEND rxe took) and copies the RNR
+    NAK's timer (min_rnr_timer). droce must then send every RNR NAK, ACK and NAK rxe sent, one
+    for one, except rxe's NAK PSN sequence error right after its own RNR NAK at the same PSN
+    (droce sends none: counted apart, by the capture's count). Each message is received once.
+    With the WRs all posted at the start, or another timer code, --compare fails."""
+    name = 'send_bw_rnr'
+    rows = tshark(cap(name), ['infiniband.bth.psn', 'infiniband.aeth.syndrome',
+                              'infiniband.aeth.msn'],
+                  f'ip.src=={G1} && infiniband.bth.opcode==17')
+    resp = [(int(p), int(y, 0), int(m)) for p, y, m in rows]
+    rnr = [r for r in resp if r[1] & 0x60 == 0x20]
+    timer = {r[1] & 0x1f for r in rnr}
+    after = sum(1 for a, b in zip(resp, resp[1:]) if a[1] & 0x60 == 0x20 and b[1] == 0x60 and
+                a[0] == b[0])
+    messages = max(r[2] for r in resp)
+    assert rnr and after and len(timer) == 1 and len(resp) == rxe_responses(name, G1), resp
+    text = run('--print-scenario', cap(name)).stdout
+    assert 'recv_post = capture\n' in text and f'min_rnr_timer = {timer.pop()}\n' in text, text
+    for mode in (['--step'], []):
+        p = run('-c', *mode, cap(name))
+        assert summary(p.stdout) == (len(resp) - after, 0, 0), p.stdout
+        assert (f'compare: {after} rxe NAKs PSN sequence error right after its RNR NAK at the '
+                'same PSN') in p.stdout, p.stdout
+        assert f'receive completions: {messages} ok, 0 error' in p.stdout, p.stdout
+        c = counters(p.stdout)
+        assert c.get('rnr_nak_sent') == len(rnr), c
+    path = os.path.join(WORK, 'send_bw_rnr_start.ini')
+    for changed, why in ((text.replace('recv_post = capture', 'recv_post = start'),
+                          r'^DIFF capture frame \d+: rxe RC_ACKNOWLEDGE PSN \d+ syndrome 0x2'),
+                         (re.sub(r'min_rnr_timer = \d+', 'min_rnr_timer = 5', text),
+                          r'^DIFF .* syndrome 0x25 .*AETH syndrome differs$')):
+        with open(path, 'w') as f:
+            f.write(changed)
+        out = run('-q', '-c', '-1', '-s', path, cap(name), code=1).stdout
+        assert re.search(why, out, re.M), out
 
 
 def main():
