@@ -13,7 +13,8 @@
  *   did not (a difference). A NAK is never coalesced: it must match one for one;
  * - rxe's NAK PSN sequence error right after its RNR NAK at the same PSN is rxe's alone (droce
  *   stays silent after an RNR NAK until the retry): counted apart, not a difference;
- * - anything droce sends that no rxe response matches is a difference.
+ * - anything droce sends that no rxe response matches is a difference;
+ * - droce's receive completions carry the captured requests' immediate data, in order.
  * Not compared: the UDP source port, IP ID and checksum, the ICRC (each frame's own, checked
  * by the parser), the MACs and IPs (the same by construction).
  */
@@ -226,6 +227,46 @@ static unsigned int dest_qpns(const struct replay_capture *cap, const struct rep
 	return n;
 }
 
+/* Immediate data: droce's receive completions carry, in order, the ImmDt of the requests
+ * that have one, each (DestQP, PSN) once (a retried request brings the same value again). */
+static void compare_imm(struct cmp *c, const struct replay_capture *cap,
+			const struct replay_result *r)
+{
+	unsigned int i, j, n = 0;
+
+	for (i = 0; i < cap->n; i++) {
+		const struct replay_frame *f = &cap->f[i];
+		const struct droce_immdt *imm = f->kind == RF_REQUEST ?
+			droce_pkt_ext(&f->pkt, DROCE_HDR_IMMDT) : NULL;
+		const struct droce_bth *b = droce_pkt_bth(&f->pkt);
+
+		if (imm == NULL)
+			continue;
+		for (j = 0; j < i; j++)	/* the same (DestQP, PSN) with ImmDt before? */
+			if (cap->f[j].kind == RF_REQUEST && (cap->f[j].pkt.mask & DROCE_M_IMMDT) &&
+			    droce_bth_qpn(droce_pkt_bth(&cap->f[j].pkt)) == droce_bth_qpn(b) &&
+			    droce_bth_psn(droce_pkt_bth(&cap->f[j].pkt)) == droce_bth_psn(b))
+				break;
+		if (j < i)
+			continue;
+		if (n >= r->n_imm || r->imm[n] != rte_be_to_cpu_32(imm->imm)) {
+			c->diffs++;
+			fprintf(c->o, "DIFF capture frame %u: ImmDt %#x; droce's receive completion "
+				"%u: %s\n", i + 1, rte_be_to_cpu_32(imm->imm), n + 1,
+				n < r->n_imm ? "other immediate data" : "none");
+		}
+		n++;
+	}
+	if (r->n_imm > n) {
+		c->diffs++;
+		fprintf(c->o, "DIFF %u receive completions with immediate data no request "
+			"carried\n", r->n_imm - n);
+	}
+	if (n != 0)
+		fprintf(c->o, "compare: %u immediate data values in receive completions checked\n",
+			n);
+}
+
 /* What droce sent that is not a response at all. */
 static void others(struct cmp *c, const struct replay_result *r)
 {
@@ -261,6 +302,7 @@ unsigned int replay_compare(const struct replay_capture *cap,
 	for (i = 0; i < nq; i++)
 		compare_dqpn(&c, cap, r, q[i], e, d);
 	others(&c, r);
+	compare_imm(&c, cap, r);
 	if (c.after_rnr != 0)
 		fprintf(o, "compare: %u rxe NAKs PSN sequence error right after its RNR NAK at the "
 			"same PSN: droce sends none (its RNR NAK stands), not differences\n",

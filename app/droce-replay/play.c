@@ -76,6 +76,21 @@ static int keep_out(struct play *p, struct rte_mbuf *m)
 	return 0;
 }
 
+static int keep_imm(struct replay_result *r, uint32_t imm)
+{
+	if (r->n_imm == r->cap_imm) {
+		unsigned int n = r->cap_imm ? r->cap_imm * 2 : 64;
+		uint32_t *v = realloc(r->imm, n * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		r->imm = v;
+		r->cap_imm = n;
+	}
+	r->imm[r->n_imm++] = imm;
+	return 0;
+}
+
 /* One engine iteration; returns the frames droce sent in it, or -1. */
 static int poll_once(struct play *p)
 {
@@ -98,6 +113,9 @@ static int poll_once(struct play *p)
 			p->r->recv_ok++;
 		else
 			p->r->recv_err++;
+		if (wc[i].status == IBV_WC_SUCCESS && (wc[i].wc_flags & IBV_WC_WITH_IMM) &&
+		    keep_imm(p->r, rte_be_to_cpu_32(wc[i].imm_data)) != 0)
+			rc = -1;
 	}
 	return rc < 0 ? rc : (int)n;
 }
@@ -346,5 +364,6 @@ void replay_result_free(struct replay_result *r)
 	for (i = 0; i < r->n_out; i++)
 		free(r->out[i].data);
 	free(r->out);
+	free(r->imm);
 	memset(r, 0, sizeof(*r));
 }

@@ -144,6 +144,8 @@ struct replay_result {
 	uint64_t kind[RF_KIND_NUM];
 	uint64_t injected;
 	uint64_t recv_ok, recv_err;	/* receive completions on droce's QPs */
+	uint32_t *imm;			/* their immediate data (host order), in order */
+	unsigned int n_imm, cap_imm;
 	uint64_t play_us;		/* first injection to the last request's settling */
 };
 

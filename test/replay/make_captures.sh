@@ -6,16 +6,17 @@
 # rxe rig (../shared/rig/README.md): two guests, rxe on both, the real ibverbs-utils and
 # perftest binaries, unmodified. Server g1 (the responder droce-replay plays), client g2.
 #   usage (root): test/replay/make_captures.sh RIGDIR OUTDIR [NAME...]
-#   NAME: rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr (default: all)
-# Brings up its own rig (netns drocerpl, run dir /var/tmp/rxe-rig/run-drocerpl, RIG_IPV6=1:
-# guest N also has fd47::N) and tears it down on exit; RIG_KEEP=1 uses a rig already up and
-# leaves it. Each capture is taken with tcpdump on the bridge port towards g1 (rxetap1: what
+#   NAME: rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm (default: all)
+# Builds its own guest (cache /var/tmp/rxe-rig-rpl: the rig's guest plus rstream, which
+# RIG_EXTRA_BINS adds), brings up its own rig (netns drocerpl, RIG_IPV6=1: guest N also has
+# fd47::N) and tears it down on exit; RIG_KEEP=1 uses a rig already up and leaves it. Each capture is taken with tcpdump on the bridge port towards g1 (rxetap1: what
 # g1 received and sent; frames the port drops are not in it) and described in NAME.txt.
 set -euo pipefail
 rig=$(cd "$1" && pwd) out=$2; shift 2
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr)
-export RIG_NS=drocerpl RIG_RUN=/var/tmp/rxe-rig/run-drocerpl RIG_IPV6=1
+[ ${#names[@]} -gt 0 ] || names=(rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm)
+export RIG_NS=drocerpl RIG_CACHE=/var/tmp/rxe-rig-rpl RIG_RUN=/var/tmp/rxe-rig-rpl/run-drocerpl
+export RIG_IPV6=1 RIG_EXTRA_BINS=/usr/bin/rstream
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 gx() { "$rig/gx.sh" "$@"; }
@@ -23,6 +24,7 @@ ns() { ip netns exec "$RIG_NS" "$@"; }
 PORT=rxetap1	# the bridge port towards g1, the responder
 
 if [ "${RIG_KEEP:-0}" != 1 ]; then
+	"$rig/build-guest.sh"
 	"$rig/up.sh" 2
 	trap '"$rig/down.sh"' EXIT
 fi
@@ -50,9 +52,12 @@ drop() {
 }
 
 # capture NAME 'SERVER CMD' 'CLIENT CMD' 'WHAT IT SHOWS' [DROP_MASK]: the client gets g1's
-# IPv4 address appended (the TCP exchange is over IPv4 in every case).
+# IPv4 address appended (the TCP or rdma_cm exchange is over IPv4 in every case). The server
+# is ready when it listens on TCP 18515 (perftest, pingpong) or on an rdma_cm ID (WAIT=cm).
 capture() {
-	local name=$1 srv=$2 cli=$3 what=$4 mask=${5:-} pid cli_out srv_out
+	local name=$1 srv=$2 cli=$3 what=$4 mask=${5:-} pid cli_out srv_out ready
+	ready="netstat -ltn | grep -q ':18515 '"
+	[ "${WAIT:-tcp}" != cm ] || ready="/usr/bin/rdma res show cm_id | grep -q LISTEN"
 	rm -f "$out/$name.pcap"
 	ip netns exec "$RIG_NS" tcpdump -Z root -i $PORT --immediate-mode -U -s 9216 -B 16384 -w "$out/$name.pcap" \
 		'udp port 4791 or arp or tcp port 18515' 2>"$RIG_RUN/$name.tcpdump.err" &
@@ -60,7 +65,7 @@ capture() {
 	for _ in $(seq 1 50); do grep -q listening "$RIG_RUN/$name.tcpdump.err" && break; sleep 0.1; done
 	[ -z "$mask" ] || drop "$mask"
 	gx 1 "rm -f /tmp/srv.log; ($srv > /tmp/srv.log 2>&1; echo exit=\$? >> /tmp/srv.log) &" >/dev/null
-	gx 1 --timeout 40 "for i in \$(seq 1 150); do netstat -ltn | grep -q ':18515 ' && exit 0; sleep 0.2; done; exit 1"
+	gx 1 --timeout 40 "for i in \$(seq 1 150); do $ready && exit 0; sleep 0.2; done; exit 1"
 	cli_out=$(gx 2 --timeout 240 "$cli 10.47.0.1; echo exit=\$?")
 	srv_out=$(gx 1 --timeout 60 'for i in $(seq 1 300); do grep -q "^exit=" /tmp/srv.log && break; sleep 0.2; done; cat /tmp/srv.log')
 	local dropped=""
@@ -111,6 +116,9 @@ for n in "${names[@]}"; do
 		capture $n "ib_send_bw -d rxe0 -x 1 -n 20 -s 64 -F -r 1" \
 			"ib_send_bw -d rxe0 -x 1 -n 20 -s 64 -F" \
 			"ib_send_bw (IPv4) with the server's receive queue 1 deep (-r 1): g1 (rxe) answers SENDs that find no receive WR with RNR NAKs (syndrome 0x20-0x3f), g2 retries them." ;;
+	rstream_imm)
+		WAIT=cm capture $n "rstream -S 64 -C 10 -I 1" "rstream -S 64 -C 10 -I 1 -s" \
+			"rstream (rsockets over rdma_cm, IPv4): both sides send 10 transfers of 64 bytes as RDMA WRITE with immediate (opcode 0x0b; rsockets' control messages are WRITEs with immediate of length 0) and ACK each other's; the rdma_cm MADs are UD SENDs to QP1." ;;
 	*) echo "unknown capture $n" >&2; exit 2 ;;
 	esac
 done

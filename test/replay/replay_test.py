@@ -423,6 +423,22 @@ def golden_rnr():
         assert re.search(why, out, re.M), out
 
 
+def golden_imm():
+    """rstream_imm (rsockets: RDMA WRITE with immediate both ways, rdma_cm MADs to QP1): droce
+    plays each side; its ACKs match rxe's (step: one for one) and it completes one receive per
+    WRITE with immediate and per MAD sent to that side (counted with tshark), each WRITE's
+    completion with the ImmDt it carried (--compare checks them in order)."""
+    name = 'rstream_imm'
+    for side in (G1, G2):
+        ops = [int(op) for (op,) in tshark(cap(name), ['infiniband.bth.opcode'],
+                                            f'ip.dst=={side} && udp.dstport==4791')]
+        assert ops.count(11) > 0, ops   # RC RDMA WRITE Only with Immediate
+        golden(name, responder=side, messages=ops.count(11) + ops.count(100))
+        out = run('-q', '-c', '-1', '-r', side, cap(name)).stdout
+        assert f'compare: {ops.count(11)} immediate data values in receive completions ' \
+            'checked' in out, out
+
+
 def main():
     if not os.path.isdir(CAPS) or shutil.which('tshark') is None:
         print('no captures or no tshark: skipped')
