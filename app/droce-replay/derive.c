@@ -120,6 +120,7 @@ static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc
 			q->rq_psn = droce_bth_psn(b);
 			q->max_dest_rd_atomic = 16;
 			q->min_rnr_timer = REPLAY_MIN_RNR_TIMER;
+			q->access = REPLAY_QP_ACCESS;
 		}
 		if (f->pkt.mask & DROCE_M_DETH) {
 			const struct droce_deth *d = droce_pkt_ext(&f->pkt, DROCE_HDR_DETH);

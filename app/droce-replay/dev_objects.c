@@ -72,8 +72,8 @@ static int to_init(struct replay_dev *d, unsigned int i)
 		a.qkey = q->qkey;
 		mask |= IBV_QP_QKEY;
 	} else {
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_ATOMIC;
+		a.qp_access_flags = q->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						 IBV_ACCESS_REMOTE_ATOMIC);
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	return droce_modify_qp(d->qp[i], &a, mask);

@@ -36,6 +36,8 @@
 #define REPLAY_MAX_RECV_WRS 16384	/* per QP: DROCE_MAX_QP_WR */
 #define REPLAY_MAX_RECV_SIZE (1u << 24)	/* bytes per receive WR */
 #define REPLAY_MIN_RNR_TIMER 12	/* default: 0.64 ms, what perftest and the pingpongs set */
+#define REPLAY_QP_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)	/* default */
 
 enum replay_qp_type { REPLAY_RC, REPLAY_UC, REPLAY_UD };
 
@@ -51,6 +53,7 @@ struct replay_qp {
 	uint32_t recv_size;	/* bytes each */
 	uint8_t max_dest_rd_atomic;
 	uint8_t min_rnr_timer;	/* RC: the timer code droce's RNR NAKs carry */
+	int access;		/* RC/UC: the QP's remote access (IBV_ACCESS_REMOTE_*) */
 	bool recv_follow;	/* recv_post = capture: a receive WR just before each request
 				 * that consumed one at the capture's responder */
 };

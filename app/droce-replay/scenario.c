@@ -140,6 +140,8 @@ static int qp_type(const char *v, enum replay_qp_type *t)
 	return 0;
 }
 
+static int access_flags(const char *v, int *acc);
+
 static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char *v)
 {
 	uint64_t n = 0;
@@ -163,6 +165,8 @@ static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char
 		q->max_dest_rd_atomic = (uint8_t)n;
 	else if (strcmp(k, "min_rnr_timer") == 0 && (bad = num(v, 31, &n)) == 0)
 		q->min_rnr_timer = (uint8_t)n;
+	else if (strcmp(k, "access") == 0 && access_flags(v, &q->access) == 0)
+		bad = 0;
 	else if (strcmp(k, "recv_post") == 0 && (strcmp(v, "start") == 0 ||
 						  strcmp(v, "capture") == 0)) {
 		q->recv_follow = strcmp(v, "capture") == 0;
@@ -308,6 +312,7 @@ static int parse_qp(struct pctx *p, struct rte_cfgfile *cf, uint32_t qpn)
 	q->cap_qpn = qpn;
 	q->max_dest_rd_atomic = 16;
 	q->min_rnr_timer = REPLAY_MIN_RNR_TIMER;
+	q->access = REPLAY_QP_ACCESS;
 	for (i = 0; i < n && rc == 0; i++)
 		rc = qp_key(p, q, ent[i].name, ent[i].value);
 	free(ent);

@@ -23,17 +23,6 @@ static void print_mac(FILE *o, const char *key, const uint8_t m[6])
 		m[5]);
 }
 
-static void print_qp(FILE *o, const struct replay_qp *q)
-{
-	fprintf(o, "\n[qp %#x]\ntype = %s\npeer_qpn = %#x\nrq_psn = %u\nsq_psn = %u\n",
-		q->cap_qpn, type_name[q->type], q->peer_qpn, q->rq_psn, q->sq_psn);
-	if (q->type == REPLAY_UD)
-		fprintf(o, "qkey = %#x\n", q->qkey);
-	fprintf(o, "recv_wrs = %u\nrecv_size = %u\nrecv_post = %s\nmax_dest_rd_atomic = %u\n"
-		"min_rnr_timer = %u\n", q->recv_wrs, q->recv_size,
-		q->recv_follow ? "capture" : "start", q->max_dest_rd_atomic, q->min_rnr_timer);
-}
-
 static void print_access(FILE *o, int acc)
 {
 	fprintf(o, "access =");
@@ -49,6 +38,18 @@ static void print_access(FILE *o, int acc)
 	if (acc == 0)
 		fprintf(o, " none");
 	fprintf(o, "\n");
+}
+
+static void print_qp(FILE *o, const struct replay_qp *q)
+{
+	fprintf(o, "\n[qp %#x]\ntype = %s\npeer_qpn = %#x\nrq_psn = %u\nsq_psn = %u\n",
+		q->cap_qpn, type_name[q->type], q->peer_qpn, q->rq_psn, q->sq_psn);
+	if (q->type == REPLAY_UD)
+		fprintf(o, "qkey = %#x\n", q->qkey);
+	fprintf(o, "recv_wrs = %u\nrecv_size = %u\nrecv_post = %s\nmax_dest_rd_atomic = %u\n"
+		"min_rnr_timer = %u\n", q->recv_wrs, q->recv_size,
+		q->recv_follow ? "capture" : "start", q->max_dest_rd_atomic, q->min_rnr_timer);
+	print_access(o, q->access);	/* UD: unused */
 }
 
 /* Initial contents: zero, then a data line for every run of non-zero bytes. */

@@ -62,7 +62,8 @@ static void fuzz_round_trip(const struct replay_scenario *sc)
 		abort();
 	for (i = 0; i < sc->n_qp; i++)
 		if (back.qp[i].recv_follow != sc->qp[i].recv_follow ||
-		    back.qp[i].min_rnr_timer != sc->qp[i].min_rnr_timer)
+		    back.qp[i].min_rnr_timer != sc->qp[i].min_rnr_timer ||
+		    back.qp[i].access != sc->qp[i].access)
 			abort();
 	for (i = 0; i < sc->n_mr; i++)
 		if (memcmp(back.mr[i].init, sc->mr[i].init, sc->mr[i].length) != 0)

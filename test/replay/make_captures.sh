@@ -6,15 +6,20 @@
 # rxe rig (../shared/rig/README.md): two guests, rxe on both, the real ibverbs-utils and
 # perftest binaries, unmodified. Server g1 (the responder droce-replay plays), client g2.
 #   usage (root): test/replay/make_captures.sh RIGDIR OUTDIR [NAME...]
-#   NAME: rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm (default: all)
+#   NAME: rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm rc_probe_imm_inv
+#         rc_probe_write_bad_rkey rc_probe_read_bad_rkey (default: all)
+# rc_probe_*: the client is test/replay/rc_probe.py, a raw RC requester on the rig's host
+# endpoint (rxehost0, 10.47.0.100), for requests no stock tool sends.
 # Builds its own guest (cache /var/tmp/rxe-rig-rpl: the rig's guest plus rstream, which
 # RIG_EXTRA_BINS adds), brings up its own rig (netns drocerpl, RIG_IPV6=1: guest N also has
 # fd47::N) and tears it down on exit; RIG_KEEP=1 uses a rig already up and leaves it. Each capture is taken with tcpdump on the bridge port towards g1 (rxetap1: what
 # g1 received and sent; frames the port drops are not in it) and described in NAME.txt.
 set -euo pipefail
 rig=$(cd "$1" && pwd) out=$2; shift 2
+here=$(cd "$(dirname "$0")" && pwd)
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm)
+[ ${#names[@]} -gt 0 ] || names=(rc_pingpong_ipv6 read_bw_ipv6 write_bw_nak send_bw_rnr rstream_imm
+	rc_probe_imm_inv rc_probe_write_bad_rkey rc_probe_read_bad_rkey)
 export RIG_NS=drocerpl RIG_CACHE=/var/tmp/rxe-rig-rpl RIG_RUN=/var/tmp/rxe-rig-rpl/run-drocerpl
 export RIG_IPV6=1 RIG_EXTRA_BINS=/usr/bin/rstream
 mkdir -p "$out"
@@ -66,7 +71,14 @@ capture() {
 	[ -z "$mask" ] || drop "$mask"
 	gx 1 "rm -f /tmp/srv.log; ($srv > /tmp/srv.log 2>&1; echo exit=\$? >> /tmp/srv.log) &" >/dev/null
 	gx 1 --timeout 40 "for i in \$(seq 1 150); do $ready && exit 0; sleep 0.2; done; exit 1"
-	cli_out=$(gx 2 --timeout 240 "$cli 10.47.0.1; echo exit=\$?")
+	if [ "${cli#host:}" != "$cli" ]; then	# the raw requester on the host endpoint
+		cli="ip netns exec $RIG_NS ${cli#host:}"
+		cli_out=$($cli 2>&1; echo "exit=$?")
+		gx 1 'kill $(pidof ibv_rc_pingpong) 2>/dev/null; true' >/dev/null
+	else
+		cli_out=$(gx 2 --timeout 240 "$cli 10.47.0.1; echo exit=\$?")
+		cli="$cli 10.47.0.1"
+	fi
 	srv_out=$(gx 1 --timeout 60 'for i in $(seq 1 300); do grep -q "^exit=" /tmp/srv.log && break; sleep 0.2; done; cat /tmp/srv.log')
 	local dropped=""
 	if [ -n "$mask" ]; then
@@ -83,7 +95,7 @@ capture() {
 		echo "capture: tcpdump on bridge port $PORT (towards g1, the responder)"
 		[ -z "$mask" ] || echo "loss: RoCE v2 frames towards g1 with IPv4 ID & $mask == 0 dropped on $PORT ($dropped)"
 		echo "server g1 (10.47.0.1, fd47::1, 52:54:00:47:00:01): $srv"
-		echo "client g2 (10.47.0.2, fd47::2, 52:54:00:47:00:02): $cli 10.47.0.1"
+		echo "client: $cli"
 		echo
 		echo "## server output"; echo "$srv_out"
 		echo "## client output"; echo "$cli_out"
@@ -119,6 +131,18 @@ for n in "${names[@]}"; do
 	rstream_imm)
 		WAIT=cm capture $n "rstream -S 64 -C 10 -I 1" "rstream -S 64 -C 10 -I 1 -s" \
 			"rstream (rsockets over rdma_cm, IPv4): both sides send 10 transfers of 64 bytes as RDMA WRITE with immediate (opcode 0x0b; rsockets' control messages are WRITEs with immediate of length 0) and ACK each other's; the rdma_cm MADs are UD SENDs to QP1." ;;
+	rc_probe_imm_inv)
+		capture $n "ibv_rc_pingpong -d rxe0 -g 1 -n 3 -s 64" \
+			"host:python3 $here/rc_probe.py $rig 10.47.0.1 52:54:00:47:00:01 send_imm send_imm send_inv" \
+			"test/replay/rc_probe.py (a raw RC requester on the rig's host endpoint, 10.47.0.100) against ibv_rc_pingpong on g1: two SEND Only with Immediate (opcode 0x05) and a SEND Only with Invalidate (0x17) of an R_Key that names no MR (0xdead00ff); g1's ACKs and its own SENDs (which the probe ACKs)." ;;
+	rc_probe_write_bad_rkey)
+		capture $n "ibv_rc_pingpong -d rxe0 -g 1 -n 3 -s 64" \
+			"host:python3 $here/rc_probe.py $rig 10.47.0.1 52:54:00:47:00:01 send_imm write_bad_rkey" \
+			"test/replay/rc_probe.py against ibv_rc_pingpong on g1: a SEND Only with Immediate, then an RDMA WRITE Only with an R_Key that names no MR (0xdead00ff): g1 answers NAK remote access error (syndrome 0x62)." ;;
+	rc_probe_read_bad_rkey)
+		capture $n "ibv_rc_pingpong -d rxe0 -g 1 -n 3 -s 64" \
+			"host:python3 $here/rc_probe.py $rig 10.47.0.1 52:54:00:47:00:01 send_imm read_bad_rkey" \
+			"test/replay/rc_probe.py against ibv_rc_pingpong on g1: a SEND Only with Immediate, then an RDMA READ Request with an R_Key that names no MR (0xdead00ff): g1 answers NAK remote access error (syndrome 0x62)." ;;
 	*) echo "unknown capture $n" >&2; exit 2 ;;
 	esac
 done

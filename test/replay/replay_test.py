@@ -252,6 +252,8 @@ def errors():
         ('[device\nmac = 1\n', 'cannot read it as INI'),
         (good.replace('min_rnr_timer = 12', 'min_rnr_timer = 32'),
          'bad key or value: min_rnr_timer = 32'),
+        (good.replace('access = remote_write remote_read remote_atomic', 'access = all'),
+         'bad key or value: access = all'),
         (good.replace('recv_post = start', 'recv_post = later'),
          'bad key or value: recv_post = later'),
         (good.replace('type = rc', 'type = uc').replace('recv_post = start',
@@ -437,6 +439,56 @@ def golden_imm():
         out = run('-q', '-c', '-1', '-r', side, cap(name)).stdout
         assert f'compare: {ops.count(11)} immediate data values in receive completions ' \
             'checked' in out, out
+
+
+def probe_bad_rkey():
+    """rc_probe_{write,read}_bad_rkey: a raw requester (rc_probe.py) sent ibv_rc_pingpong's QP,
+    whose access flags are 0, an RDMA WRITE / READ with an R_Key naming no MR; rxe answered
+    NAK invalid request (0x61). With the QP's access as the pingpong set it (access = none) and
+    the R_Key left unmapped, droce's ACK and NAK match rxe's one for one; with the derived
+    set-up (remote access allowed, the R_Key mapped) they do not."""
+    for name in ('rc_probe_write_bad_rkey', 'rc_probe_read_bad_rkey'):
+        syn = syndromes(name, G1)
+        assert syn.count(0x61) == 1 and len(syn) == rxe_responses(name, G1), syn
+        text = run('--print-scenario', cap(name)).stdout
+        keep = text[:text.index('[mr 0xdead00ff]')]
+        keep = keep.replace('access = remote_write remote_read remote_atomic', 'access = none')
+        assert 'access = none' in keep and '[mr ' not in keep, keep
+        path = os.path.join(WORK, name + '.ini')
+        with open(path, 'w') as f:
+            f.write(keep)
+        p = run('-q', '-c', '-1', '-s', path, cap(name))
+        assert summary(p.stdout) == (len(syn), 0, 0), p.stdout
+        assert 'R_Key 0xdead00ff is not in the scenario: left as captured' in p.stderr
+        out = run('-q', '-c', '-1', cap(name), code=1).stdout
+        assert re.search(r'^DIFF capture frame \d+: rxe RC_ACKNOWLEDGE PSN \d+ syndrome 0x61 ',
+                         out, re.M), out
+
+
+def probe_imm_inv():
+    """rc_probe_imm_inv: two SENDs with immediate and a SEND with invalidate of an R_Key that
+    names no MR, from rc_probe.py to ibv_rc_pingpong. The SENDs with immediate: ACKs one for
+    one, ImmDt delivered. The SEND with invalidate is the known difference
+    (doc/droce-replay.md): rxe ACKs it without advancing the MSN (its receive completes in
+    error), droce advances it; exactly that one DIFF."""
+    name = 'rc_probe_imm_inv'
+    rows = tshark(cap(name), ['frame.number', 'infiniband.bth.opcode', 'infiniband.bth.psn'],
+                  f'ip.dst=={G1} && udp.dstport==4791')
+    inv = [(int(n), int(p)) for n, op, p in rows if int(op) == 0x17]
+    imm = [r for r in rows if int(r[1]) == 0x05]
+    assert len(inv) == 1 and len(imm) == 2, rows
+    acks = tshark(cap(name), ['frame.number', 'infiniband.bth.psn', 'infiniband.aeth.msn'],
+                  f'ip.src=={G1} && infiniband.bth.opcode==17')
+    ack = [(int(n), int(m)) for n, p, m in acks if int(p) == inv[0][1]]
+    assert len(ack) == 1, acks
+    out = run('-q', '-c', '-1', cap(name), code=1).stdout
+    assert summary(out) == (len(acks) - 1, 0, 1), out
+    assert f'compare: {len(imm)} immediate data values in receive completions checked' in out
+    diff = [line for line in out.splitlines() if line.startswith('DIFF')]
+    assert diff == [f'DIFF capture frame {ack[0][0]}: rxe RC_ACKNOWLEDGE PSN {inv[0][1]} '
+                    f'syndrome 0x1f MSN {ack[0][1]}; droce RC_ACKNOWLEDGE PSN {inv[0][1]} '
+                    f'syndrome 0x1f MSN {ack[0][1] + 1} (droce frame {len(acks)}): MSN '
+                    'differs'], diff
 
 
 def main():
