@@ -468,9 +468,9 @@ def probe_bad_rkey():
 def probe_imm_inv():
     """rc_probe_imm_inv: two SENDs with immediate and a SEND with invalidate of an R_Key that
     names no MR, from rc_probe.py to ibv_rc_pingpong. The SENDs with immediate: ACKs one for
-    one, ImmDt delivered. The SEND with invalidate is the known difference
-    (doc/droce-replay.md): rxe ACKs it without advancing the MSN (its receive completes in
-    error), droce advances it; exactly that one DIFF."""
+    one, ImmDt delivered. The SEND with invalidate: rxe ACKs it without advancing the MSN and
+    fails its receive (doc/droce-replay.md); droce must do the same: every response matches,
+    and one of the three receive completions is an error."""
     name = 'rc_probe_imm_inv'
     rows = tshark(cap(name), ['frame.number', 'infiniband.bth.opcode', 'infiniband.bth.psn'],
                   f'ip.dst=={G1} && udp.dstport==4791')
@@ -481,14 +481,10 @@ def probe_imm_inv():
                   f'ip.src=={G1} && infiniband.bth.opcode==17')
     ack = [(int(n), int(m)) for n, p, m in acks if int(p) == inv[0][1]]
     assert len(ack) == 1, acks
-    out = run('-q', '-c', '-1', cap(name), code=1).stdout
-    assert summary(out) == (len(acks) - 1, 0, 1), out
+    out = run('-q', '-c', '-1', cap(name)).stdout
+    assert summary(out) == (len(acks), 0, 0), out
     assert f'compare: {len(imm)} immediate data values in receive completions checked' in out
-    diff = [line for line in out.splitlines() if line.startswith('DIFF')]
-    assert diff == [f'DIFF capture frame {ack[0][0]}: rxe RC_ACKNOWLEDGE PSN {inv[0][1]} '
-                    f'syndrome 0x1f MSN {ack[0][1]}; droce RC_ACKNOWLEDGE PSN {inv[0][1]} '
-                    f'syndrome 0x1f MSN {ack[0][1] + 1} (droce frame {len(acks)}): MSN '
-                    'differs'], diff
+    assert f'receive completions: {len(imm)} ok, {len(inv)} error' in out, out
 
 
 def main():
