@@ -74,8 +74,10 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 {
 	const struct verbs_send_wqe *w = e->w;
 	/* READ and atomic results are written into the SGEs; the others only read them. */
-	static const int sge_access[] = { [RK_READ] = IBV_ACCESS_LOCAL_WRITE,
-					  [RK_ATOMIC] = IBV_ACCESS_LOCAL_WRITE };
+	static const int sge_access[] = { [RK_SEND] = 0, [RK_WRITE] = 0,
+					  [RK_READ] = IBV_ACCESS_LOCAL_WRITE,
+					  [RK_ATOMIC] = IBV_ACCESS_LOCAL_WRITE,
+					  [RK_ATOMIC_WRITE] = 0 };
 	int access = sge_access[e->kind];
 	enum ibv_wc_status st;
 	uint32_t i;
