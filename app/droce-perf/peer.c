@@ -68,8 +68,11 @@ static int write_ini(const struct perf_opts *o)
 	}
 	fprintf(f, "[eal]\nargs = %s\n[engine]\nlcores =\nmbufs = 4095\nneigh_retry_ms = 100\n",
 		o->eal != NULL ? o->eal : eal_args);
+	/* A vhost-user server's link is down until its client connects: as
+	 * config/vhost-server.ini, the server does not follow it (the set-up needs the port
+	 * ACTIVE before the client comes). */
 	if (srv)
-		fprintf(f, "[device vhost0]\ndevargs = net_vhost0,iface=%s,queues=1\n"
+		fprintf(f, "link_poll_ms = 0\n[device vhost0]\ndevargs = net_vhost0,iface=%s,queues=1\n"
 			"mac = 02:d0:0c:00:01:01\nipv4 = 10.98.0.1\nmtu = 9000\n", sock_path);
 	else
 		fprintf(f, "[device virtio0]\ndevargs = net_virtio_user0,path=%s,queues=1,"

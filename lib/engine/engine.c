@@ -375,10 +375,11 @@ static int open_locked(struct droce_device *dev)
 	if (edev == NULL)
 		return -ENOMEM;
 	gid_cache(edev);
+	edev->start_failed = false;
 	if (verbs_device_port(dev) >= 0)
 		rc = engine_port_start(edev, lc->pool);
-	else
-		ENGINE_LOG(WARNING, "%s has no port yet: opened without one",
+	else	/* engine_link_poll() starts it when it comes */
+		ENGINE_LOG(INFO, "%s has no port yet: opened without one",
 			   verbs_device_cfg(dev)->name);
 	if (rc != 0)
 		return rc;

@@ -140,6 +140,7 @@ struct engine_dev {
 	struct engine_lcore *lc;	/**< NULL while stopped */
 	uint16_t port;
 	bool started;
+	bool start_failed;		/**< engine_link_poll() could not start the port */
 	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
 	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
 	bool link_up;

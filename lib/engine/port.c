@@ -124,8 +124,13 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 		struct engine_dev *edev = lc->devs[i];
 		bool up;
 
-		if (!edev->started)
+		if (!edev->started) {
+			/* A ring-pair device opened before its partner existed: its port came
+			 * with the partner (verbs' attach_port()). Started here, once. */
+			if (!edev->start_failed && verbs_device_port(edev->dev) >= 0)
+				edev->start_failed = engine_port_start(edev, lc->pool) != 0;
 			continue;
+		}
 		up = link_up(edev->port);
 		if (up == edev->link_up)
 			continue;
