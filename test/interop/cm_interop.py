@@ -261,6 +261,21 @@ def run_tool_held(ctx, case, tool):
     return None
 
 
+# rping 44's teardown race: its cm thread is never stopped; when the DISCONNECTED event reaches
+# it just before main() destroys the id and closes the event channel, the thread's next
+# rdma_get_cm_event() reads a closed fd, prints this and exit()s with -1 (255), after the run
+# itself ended well. Later rping makes the cm thread poll an eventfd and return instead. It
+# depends only on rping's two threads, so it is accepted alone, as the last line, after every
+# ping was served (seen once in CI: rping's DREQ answered by droce's DREP 87 us later).
+RPING_TEARDOWN_RACE = "rdma_get_cm_event: Bad file descriptor"
+
+
+def rping_teardown_race(rc, out):
+    lines = [l for l in out.splitlines() if l.strip()]
+    return rc == 255 and lines != [] and lines[-1] == RPING_TEARDOWN_RACE and \
+        sum(l == RPING_TEARDOWN_RACE for l in lines) == 1
+
+
 def run_rping(ctx, case):
     """A whole rping run: 200 pings of 4 KiB, -V on the client."""
     n = ["-C", str(PINGS), "-S", str(SIZE)]
@@ -282,7 +297,12 @@ def run_rping(ctx, case):
                    timeout=125)
     rc = wait_proc(p, 20, ctx)
     ctx.note(f"--- guest rping -c (exit {g.returncode})\n{g.stdout}{g.stderr}")
-    if rc != 0 or g.returncode != 0:
+    g_rc = g.returncode
+    if rc == 0 and rping_teardown_race(g_rc, g.stdout + g.stderr):
+        ctx.note("rping's teardown race (its cm thread read the closed event channel): "
+                 "the run itself passed")
+        g_rc = 0
+    if rc != 0 or g_rc != 0:
         return f"droce exit {rc}, rping exit {g.returncode}: {interop.tail(droce_out(ctx))} | " \
                f"{interop.tail(g.stdout + g.stderr)}"
     got = len(re.findall(r"^server ping data: rdma-ping-\d+: ", droce_out(ctx), re.M))
