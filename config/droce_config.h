@@ -37,6 +37,10 @@
 #define DROCE_MR_INDEX_BITS 12
 #define DROCE_MAX_MR (1 << DROCE_MR_INDEX_BITS)
 #define DROCE_MAX_PD 1024
+/** Memory windows per device: bits 8.. of an MW's R_Key index them (its low 8 bits are the key
+ *  the consumer picks, ibv_inc_rkey()); bit 31 is set in every MW R_Key and in no MR key. */
+#define DROCE_MW_INDEX_BITS 10
+#define DROCE_MAX_MW (1 << DROCE_MW_INDEX_BITS)
 #define DROCE_MAX_SRQ 256
 #define DROCE_MAX_SRQ_WR 16384
 #define DROCE_MAX_AH 4096

@@ -30,8 +30,8 @@
  * open (libibverbs closes the kernel's file and the kernel frees them; droce's close refuses
  * while objects exist, so the drop-in destroys them first).
  */
-enum compat_kind { COMPAT_QP, COMPAT_SRQ, COMPAT_AH, COMPAT_MR, COMPAT_CQ, COMPAT_CHANNEL,
-		   COMPAT_PD, COMPAT_KIND_MAX };
+enum compat_kind { COMPAT_QP, COMPAT_SRQ, COMPAT_AH, COMPAT_MW, COMPAT_MR, COMPAT_CQ,
+		   COMPAT_CHANNEL, COMPAT_PD, COMPAT_KIND_MAX };
 
 struct compat_obj {
 	TAILQ_ENTRY(compat_obj) next;
@@ -63,6 +63,13 @@ struct compat_pd {
 struct compat_mr {
 	struct ibv_mr ibv;
 	struct droce_mr *d;
+	struct compat_obj obj;
+};
+
+/* ibv.handle is the droce_mw's: droce_post_send() finds a BIND_MW's window by it. */
+struct compat_mw {
+	struct ibv_mw ibv;
+	struct droce_mw *d;
 	struct compat_obj obj;
 };
 
@@ -154,6 +161,11 @@ void compat_engine_kick(struct ibv_context *context);
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int compat_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int compat_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* objects.c: memory windows */
+struct ibv_mw *compat_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int compat_dealloc_mw(struct ibv_mw *mw);
+int compat_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
 /* qp.c */
 int compat_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

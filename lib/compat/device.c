@@ -292,6 +292,9 @@ static void fill_context(struct compat_ctx *c, struct ibv_device *device)
 	ic->ops.post_send = compat_post_send;
 	ic->ops.post_recv = compat_post_recv;
 	ic->ops.post_srq_recv = compat_post_srq_recv;
+	ic->ops.alloc_mw = compat_alloc_mw;
+	ic->ops.dealloc_mw = compat_dealloc_mw;
+	ic->ops.bind_mw = compat_bind_mw;
 	ic->cmd_fd = -1;
 	ic->async_fd = c->d->async_fd;
 	ic->num_comp_vectors = c->d->num_comp_vectors;
@@ -348,6 +351,7 @@ static int destroy_obj(enum compat_kind kind, void *ibv)
 		compat_srq_drop_events(to_csrq(ibv));
 		return ibv_destroy_srq(ibv);
 	case COMPAT_AH: return ibv_destroy_ah(ibv);
+	case COMPAT_MW: return ibv_dealloc_mw(ibv);
 	case COMPAT_MR: return ibv_dereg_mr(ibv);
 	case COMPAT_CQ:
 		compat_cq_drop_events(to_ccq(ibv));

@@ -128,6 +128,54 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	return rc;
 }
 
+/* ---- Memory windows (ibv_alloc_mw(), ibv_dealloc_mw(), ibv_bind_mw() are inlines of
+ * <infiniband/verbs.h> that call these through the context's ops) ---- */
+
+struct ibv_mw *compat_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct droce_mw *d = droce_alloc_mw(to_cpd(pd)->d, type);
+	struct compat_mw *m;
+
+	if (d == NULL)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		droce_dealloc_mw(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->d = d;
+	m->ibv.context = pd->context;
+	m->ibv.pd = pd;
+	m->ibv.rkey = d->rkey;
+	m->ibv.handle = d->handle;
+	m->ibv.type = d->type;
+	compat_obj_add(pd->context, &m->obj, COMPAT_MW, &m->ibv);
+	return &m->ibv;
+}
+
+int compat_dealloc_mw(struct ibv_mw *mw)
+{
+	struct compat_mw *m = compat_container_of(mw, struct compat_mw, ibv);
+	int rc = droce_dealloc_mw(m->d);
+
+	if (rc == 0) {
+		compat_obj_del(mw->context, &m->obj);
+		free(m);
+	}
+	return rc;
+}
+
+int compat_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct compat_mw *m = compat_container_of(mw, struct compat_mw, ibv);
+	int rc = droce_bind_mw(to_cqp(qp)->d, m->d, mw_bind);
+
+	if (rc == 0)
+		mw->rkey = m->d->rkey;	/* ibv_bind_mw(3): the key after the bind */
+	return rc;
+}
+
 /* ---- Completion channels and CQs ---- */
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)

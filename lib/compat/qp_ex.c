@@ -5,8 +5,8 @@
  * struct ibv_qp_ex's wr_* ops (the "new post-send API": ibv_wr_start(), ibv_wr_rdma_write(),
  * ibv_wr_set_sge(), ..., ibv_wr_complete()) built on droce_post_send(): each wr_<opcode>
  * fills the next struct ibv_send_wr of a per-QP batch, the setters complete it, and
- * wr_complete posts the batch as one chain. An op droce does not do (memory windows, local
- * invalidate, TSO, XRC) makes the batch fail with EOPNOTSUPP at wr_complete.
+ * wr_complete posts the batch as one chain. An op droce does not do (TSO, XRC) makes the
+ * batch fail with EOPNOTSUPP at wr_complete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,9 @@
 #define SEND_OPS_OK (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | \
+		     IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | \
+		     IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static struct compat_wr_batch *batch_of(struct ibv_qp_ex *qpx)
 {
@@ -242,20 +244,36 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	wr_start(qpx);
 }
 
-/* The ops droce does not do: the batch fails at wr_complete with EOPNOTSUPP. */
+/* A type-2 window (droce_post_send() refuses a type-1 one: ibv_bind_mw(3) binds those). */
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	(void)mw; (void)rkey; (void)info;
-	batch_fail(batch_of(qpx), EOPNOTSUPP);
+	struct ibv_send_wr *wr = next_wr(qpx, IBV_WR_BIND_MW);
+
+	if (wr == NULL)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	(void)rkey;
-	batch_fail(batch_of(qpx), EOPNOTSUPP);
+	struct ibv_send_wr *wr = next_wr(qpx, IBV_WR_LOCAL_INV);
+
+	if (wr != NULL)
+		wr->invalidate_rkey = rkey;
 }
 
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = next_wr(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wr != NULL)
+		wr->invalidate_rkey = rkey;
+}
+
+/* The ops droce does not do: the batch fails at wr_complete with EOPNOTSUPP. */
 static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	(void)hdr; (void)hdr_sz; (void)mss;
@@ -280,7 +298,7 @@ static void set_ops(struct ibv_qp_ex *x)
 	x->wr_rdma_write_imm = wr_rdma_write_imm;
 	x->wr_send = wr_send;
 	x->wr_send_imm = wr_send_imm;
-	x->wr_send_inv = wr_local_inv;	/* SEND_WITH_INV: nothing to invalidate in droce */
+	x->wr_send_inv = wr_send_inv;
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_xrc_srqn = wr_set_xrc_srqn;

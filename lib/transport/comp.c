@@ -39,10 +39,12 @@ static void comp_one(struct transport_qp *t, struct comp_ctx *c, struct req_wqe 
 {
 	struct transport_req *r = &t->req;
 
-	if (e->kind >= RK_READ)
-		r->nrd--;
-	if (droce_psn_le(r->comp_psn, e->last_psn))
-		r->comp_psn = droce_psn_add(e->last_psn, 1);
+	if (e->kind != RK_LOCAL) {	/* a local operation has no PSN and no resource */
+		if (e->kind >= RK_READ)
+			r->nrd--;
+		if (droce_psn_le(r->comp_psn, e->last_psn))
+			r->comp_psn = droce_psn_add(e->last_psn, 1);
+	}
 	r->comp++;
 	c->ndone++;
 	c->progress = true;
@@ -54,12 +56,27 @@ static void comp_implicit(struct transport_qp *t, struct comp_ctx *c, uint32_t p
 	struct req_wqe *e;
 	int32_t d;
 
-	while ((e = head_wqe(t)) != NULL && e->kind <= RK_WRITE) {
+	while ((e = head_wqe(t)) != NULL) {
+		if (e->kind == RK_LOCAL) {	/* done: started */
+			comp_one(t, c, e);
+			continue;
+		}
+		if (e->kind > RK_WRITE)
+			break;
 		d = droce_psn_diff(psn, e->last_psn);
 		if (d < 0 || (d == 0 && !incl))
 			break;
 		comp_one(t, c, e);
 	}
+}
+
+/* The done local operations at the head: every WQE before them completed. */
+static void comp_local_head(struct transport_qp *t, struct comp_ctx *c)
+{
+	struct req_wqe *e;
+
+	while ((e = head_wqe(t)) != NULL && e->kind == RK_LOCAL)
+		comp_one(t, c, e);
 }
 
 /* Write the successful completions gathered in @c. */
@@ -77,6 +94,14 @@ static void comp_fail(struct transport_qp *t, struct comp_ctx *c, enum ibv_wc_st
 	comp_flush(t, c);
 	verbs_sq_complete_err(t->qp, st, 0);
 	transport_forget_wqes(t);
+}
+
+void comp_locals(struct transport_qp *t)
+{
+	struct comp_ctx c = { 0 };
+
+	comp_local_head(t, &c);
+	comp_flush(t, &c);
 }
 
 void comp_local_err(struct transport_env *env, struct transport_qp *t)
@@ -427,6 +452,7 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	/* The requester may be retransmitting what was just acknowledged: skip ahead. */
 	if (!r->need_retry && droce_psn_lt(r->psn, r->comp_psn))
 		req_retry(t);
+	comp_local_head(t, &c);	/* after a READ or atomic, say */
 	comp_flush(t, &c);
 	comp_local_err(env, t);
 }

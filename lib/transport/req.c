@@ -64,6 +64,9 @@ static enum req_kind wr_kind(uint32_t opcode)
 		return RK_ATOMIC;
 	case IBV_WR_ATOMIC_WRITE:
 		return RK_ATOMIC_WRITE;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return RK_LOCAL;
 	default:
 		return RK_SEND;
 	}
@@ -78,9 +81,13 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 					  [RK_READ] = IBV_ACCESS_LOCAL_WRITE,
 					  [RK_ATOMIC] = IBV_ACCESS_LOCAL_WRITE,
 					  [RK_ATOMIC_WRITE] = 0 };
-	int access = sge_access[e->kind];
 	enum ibv_wc_status st;
+	int access;
 	uint32_t i;
+
+	if (e->kind == RK_LOCAL)
+		return IBV_WC_SUCCESS;	/* checked when done (req_local()) */
+	access = sge_access[e->kind];
 
 	/* LOCAL_INV, BIND_MW, TSO: not supported (every RC send/write opcode has an ONLY). */
 	if (e->kind < RK_READ && (w->opcode >= RTE_DIM(wr_ops) || wr_ops[w->opcode][OP_ONLY] == 0))
@@ -131,6 +138,8 @@ static bool req_may_start(const struct transport_qp *t, const struct req_wqe *e)
 
 	if (e->err)
 		return false;
+	if (e->kind == RK_LOCAL)
+		return !(e->w->send_flags & IBV_SEND_FENCE) || r->nrd == 0;
 	if (e->kind >= RK_READ && r->nrd >= t->max_rd_atomic)
 		return false;
 	if ((e->w->send_flags & IBV_SEND_FENCE) && r->nrd > 0)
@@ -344,6 +353,10 @@ static void req_rewind(struct transport_qp *t)
 		return;
 	}
 	e = &r->ring[r->comp & r->mask];
+	if (e->kind == RK_LOCAL) {	/* done, its completion on the way: no PSN */
+		r->psn = r->comp_psn;
+		return;
+	}
 	n = (uint32_t)droce_psn_diff(r->comp_psn, e->first_psn);
 	if (e->kind < RK_ATOMIC)
 		r->off = RTE_MIN(n * t->mtu, e->w->length);
@@ -359,9 +372,21 @@ static __rte_always_inline bool req_sendable(const struct transport_qp *t, const
 {
 	const struct transport_req *r = &t->req;
 
+	if (unlikely(e->kind == RK_LOCAL))
+		return e->started || req_may_start(t, e);
+
 	if (e->started)	/* a retransmission, or the rest of a message */
 		return !window_full(r, r->psn);
 	return req_may_start(t, e) && !window_full(r, r->psn);
+}
+
+/* A local operation (IBV_WR_BIND_MW, IBV_WR_LOCAL_INV; RC and UC), done when the requester
+ * reaches it: in order after every WQE before it was sent, before any after it is. */
+enum ibv_wc_status req_local(struct transport_qp *t, const struct verbs_send_wqe *w)
+{
+	if (w->opcode == IBV_WR_BIND_MW)
+		return verbs_local_bind(t->qp, w);
+	return verbs_local_inv(t->qp, (uint32_t)w->imm_data);
 }
 
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
@@ -382,6 +407,19 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 		if (e->err) {
 			comp_local_err(env, t);
 			break;
+		}
+		if (unlikely(e->kind == RK_LOCAL)) {
+			if (!req_sendable(t, e))
+				break;	/* fenced */
+			if (!e->started) {
+				e->err = req_local(t, e->w);
+				if (e->err)
+					continue;	/* fails once it is the oldest */
+				e->started = 1;
+			}
+			r->cur++;
+			comp_locals(t);
+			continue;
 		}
 		if (!req_sendable(t, e) || transport_path_ready(env, t) != 0)
 			break;

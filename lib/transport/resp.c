@@ -24,7 +24,7 @@ enum resp_result {
 	RR_LEN,		/* receive buffer too small: as RR_INV_ACC, the WQE LOC_LEN_ERR */
 	RR_ACCESS,	/* NAK remote access error (class C) */
 	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
-	RR_INV_RKEY,	/* SEND with invalidate: nothing to invalidate (rxe's class J) */
+	RR_INV_RKEY,	/* SEND with invalidate: no window it may invalidate (rxe's class J) */
 };
 
 void resp_reset(struct transport_qp *t)
@@ -112,6 +112,13 @@ static const struct verbs_recv_wqe *get_rwqe(struct transport_qp *t)
 	return s->rwqe;
 }
 
+static uint32_t ieth_rkey(const struct droce_pkt *pkt)
+{
+	const struct droce_ieth *ieth = droce_pkt_ext(pkt, DROCE_HDR_IETH);
+
+	return rte_be_to_cpu_32(ieth->rkey);
+}
+
 static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 			  enum ibv_wc_opcode op, uint32_t byte_len, const struct droce_pkt *pkt)
 {
@@ -127,11 +134,13 @@ static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 	if (pkt != NULL && st == IBV_WC_SUCCESS) {
 		const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
 
-		/* No IBV_WC_WITH_INV: a SEND with invalidate never completes successfully
-		 * (RR_INV_RKEY). */
 		if (imm != NULL) {
 			wc.wc_flags |= IBV_WC_WITH_IMM;
 			wc.imm_data = imm->imm;
+		}
+		if (pkt->mask & DROCE_M_INV) {	/* its window was invalidated (do_send()) */
+			wc.wc_flags |= IBV_WC_WITH_INV;
+			wc.invalidated_rkey = ieth_rkey(pkt);
 		}
 		se = droce_bth_se(droce_pkt_bth(pkt));
 	}
@@ -189,9 +198,10 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 		return RR_OP_ERR;
 	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST) {
-		/* As rxe: the data is placed, then the invalidation fails (droce has no memory
-		 * window or fast-registration MR that a remote invalidation may invalidate). */
-		if (unlikely(pkt->mask & DROCE_M_INV))
+		/* As rxe: the data is placed, then the window is invalidated; an R_Key that
+		 * names no type-2 window bound through this QP (an MR: droce has no
+		 * fast-registration MR) fails the receive (RR_INV_RKEY). */
+		if (unlikely(pkt->mask & DROCE_M_INV) && !verbs_remote_inv(t->qp, ieth_rkey(pkt)))
 			return RR_INV_RKEY;
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 		recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);

@@ -56,6 +56,10 @@ enum req_kind {
 	RK_READ,
 	RK_ATOMIC,
 	RK_ATOMIC_WRITE,	/**< 8 bytes carried, answered like a READ of 0 bytes */
+	/** BIND_MW, LOCAL_INV: no packet, no PSN; done by the requester when it reaches it
+	 *  (req_local()), completed once every WQE before it completed. Never counted by
+	 *  the kind ranges above (nrd, the packet builders). */
+	RK_LOCAL,
 };
 
 /** The requester's view of one send WQE handed out by verbs_sq_next(). */
@@ -65,7 +69,8 @@ struct req_wqe {
 	uint32_t last_psn;
 	uint32_t npkts;			/**< PSNs it uses (READ: one per response packet) */
 	uint8_t kind;			/**< enum req_kind */
-	uint8_t started;		/**< has PSNs; counted in nrd when READ/ATOMIC */
+	uint8_t started;		/**< has PSNs; counted in nrd when READ/ATOMIC;
+					 *   RK_LOCAL: done */
 	uint8_t err;			/**< local error found when fetched (enum ibv_wc_status) */
 	/** transport_env.now of the engine entry that checked its SGEs (wqe_check()): within
 	 *  that entry they need no second check (droce_dereg_mr() waits for it to end). */
@@ -266,7 +271,8 @@ enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struc
 				       int access);
 /*
  * IBA 9.4.3 / 9.4.4 (C9-88): the memory at @p va if R_Key @p rkey names a live MR of the QP's
- * PD with @p access that covers @p len bytes from @p va (in the MR's iova space), else NULL.
+ * PD with @p access that covers @p len bytes from @p va (in the MR's iova space), or a window
+ * bound in that PD (type 2: through this QP) that does, else NULL.
  * The responder calls it for the first packet of a request and again for each later one (a
  * WRITE's middle and last packets, each READ response): the MR may have been deregistered in
  * between, and droce_dereg_mr() returns once no engine iteration can still use a lookup made
@@ -275,7 +281,7 @@ enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struc
 static inline uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t rkey,
 					  uint64_t va, uint32_t len, int access)
 {
-	return verbs_mr_remote_mem(t->dev, t->qp->pd, rkey, va, len, access);
+	return verbs_mr_remote_mem(t->dev, t->qp->pd, t->qp, rkey, va, len, access);
 }
 
 /* timer.c */
@@ -284,6 +290,7 @@ uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
 
 /* req.c */
 void req_reset(struct transport_qp *t, uint32_t psn);
+enum ibv_wc_status req_local(struct transport_qp *t, const struct verbs_send_wqe *w);
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
 bool req_pending(const struct transport_qp *t);
 /** Copy @p len bytes of @p w's data at message offset @p off into @p m's payload, checking
@@ -301,6 +308,8 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 void comp_timeout(struct transport_env *env, struct transport_qp *t);
 /** Complete the head WQE if it carries a local error and nothing precedes it. */
 void comp_local_err(struct transport_env *env, struct transport_qp *t);
+/** Complete the done local operations (RK_LOCAL) at the head of the SQ. */
+void comp_locals(struct transport_qp *t);
 
 /* resp.c */
 void resp_reset(struct transport_qp *t);

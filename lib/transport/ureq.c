@@ -83,6 +83,12 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			transport_forget_wqes(t);
 			break;
 		}
+		if (unlikely(e->w->opcode == IBV_WR_BIND_MW || e->w->opcode == IBV_WR_LOCAL_INV)) {
+			e->err = req_local(t, e->w);	/* in order, as the RC requester */
+			if (e->err == IBV_WC_SUCCESS)
+				ureq_done(t);
+			continue;
+		}
 		last = false;
 		rc = t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
 					     uc_send_packet(env, t, e->w, &last);

@@ -543,13 +543,16 @@ int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
 	a->page_size_cap = 4096;
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
+	/* Windows of type 1 and 2B (mw.c); no MEM_MGT_EXTENSIONS: no fast-registration MR. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_CQ;
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = DROCE_MAX_MR;
+	a->max_mw = DROCE_MAX_MW;
 	a->max_pd = DROCE_MAX_PD;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOM;

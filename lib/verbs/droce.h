@@ -94,6 +94,20 @@ struct droce_mr {
 	uint32_t rkey;
 };
 
+/**
+ * A memory window (as struct ibv_mw, field for field: droce_post_send() reads a BIND_MW WR's
+ * wr->bind_mw.mw, a struct ibv_mw *, so pass a droce_mw cast to it; the same goes for
+ * wr->bind_mw.bind_info.mr, a droce_mr cast to struct ibv_mr *). Read-only for the
+ * application, but for rkey as ibv_bind_mw(3) says.
+ */
+struct droce_mw {
+	struct droce_context *context;
+	struct droce_pd *pd;
+	uint32_t rkey;
+	uint32_t handle;
+	enum ibv_mw_type type;
+};
+
 /** A completion channel (as struct ibv_comp_channel). */
 struct droce_comp_channel {
 	struct droce_context *context;
@@ -270,11 +284,12 @@ int droce_dealloc_pd(struct droce_pd *pd);
  * ibv_reg_mr(3). Access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC
  * (REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE, as rdma-core); optional-range flags
  * (IBV_ACCESS_RELAXED_ORDERING...) are accepted and ignored. lkey and rkey are unique among live
- * MRs and carry 20 random bits each.
+ * MRs and carry 19 random bits each.
  * IBV_ACCESS_ZERO_BASED registers the MR under iova (addr's offset in its page), as
  * droce_reg_mr_iova2() with that iova.
+ * IBV_ACCESS_MW_BIND lets memory windows be bound to the MR (droce_alloc_mw()).
  * @return An MR, or NULL with errno EINVAL (NULL pd/addr, length 0, bad access combination or
- *   unknown bit), EOPNOTSUPP (MW_BIND, ON_DEMAND, HUGETLB), ENOMEM.
+ *   unknown bit), EOPNOTSUPP (ON_DEMAND, HUGETLB), ENOMEM.
  */
 struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access);
 /**
@@ -298,8 +313,36 @@ struct droce_mr *droce_reg_mr_iova2(struct droce_pd *pd, void *addr, size_t leng
  */
 int droce_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr,
 		   size_t length, int access);
-/** ibv_dereg_mr(3). @return 0, or EINVAL (NULL). */
+/** ibv_dereg_mr(3). @return 0, or EINVAL (NULL), EBUSY (a memory window is bound to it:
+ *  ibv_alloc_mw(3) NOTES; droce_rereg_mr() also returns EBUSY then). */
 int droce_dereg_mr(struct droce_mr *mr);
+
+/* ---- Memory windows (ibv_alloc_mw(3), ibv_bind_mw(3), doc/api.md) ---- */
+
+/**
+ * ibv_alloc_mw(3): a window of @p pd, not bound. @p type IBV_MW_TYPE_1 (bound by
+ * droce_bind_mw(), unbound by a bind of length 0, never invalidated) or IBV_MW_TYPE_2 (bound
+ * by an IBV_WR_BIND_MW WR, invalidated by IBV_WR_LOCAL_INV or a received SEND with
+ * invalidate; type 2B: only the QP that bound it reaches it). Its R_Key's low 8 bits are the
+ * key a bind changes; the other 24 name the window and are random in part.
+ * @return A window, or NULL with errno EINVAL (NULL pd, unknown type), ENOMEM.
+ */
+struct droce_mw *droce_alloc_mw(struct droce_pd *pd, enum ibv_mw_type type);
+/** ibv_dealloc_mw(3): unbinds (invalidates) and frees. @return 0, EINVAL (NULL). */
+int droce_dealloc_mw(struct droce_mw *mw);
+/**
+ * ibv_bind_mw(3): posts to @p qp (RC or UC) a bind of the type-1 window @p mw to
+ * mw_bind->bind_info.mr (a droce_mr cast to struct ibv_mr *; NULL with length 0 unbinds),
+ * [addr, addr + length) of the MR's iova space, with mw_access_flags (IBV_ACCESS_REMOTE_WRITE,
+ * REMOTE_READ, REMOTE_ATOMIC). On success mw->rkey is the key after the bind
+ * (ibv_inc_rkey()); the bind completes (IBV_WC_BIND_MW, or IBV_WC_MW_BIND_ERR when the MR
+ * turns out dead, lacks IBV_ACCESS_MW_BIND or LOCAL_WRITE for a writable window, or does
+ * not cover the range: the QP goes to ERR) in order with the QP's other WRs.
+ * @return 0, or EINVAL (NULL, a type-2 window, a QP of another device or type, unknown access
+ *   bit, IBV_ACCESS_ZERO_BASED, addr or length without an MR, a QP not in RTS/SQD/SQE/ERR),
+ *   EPERM (the MR's PD is not the window's), ENOMEM (the send queue is full).
+ */
+int droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw, struct ibv_mw_bind *mw_bind);
 
 /* ---- Completion channels and CQs ---- */
 
@@ -383,9 +426,16 @@ int droce_destroy_qp(struct droce_qp *qp);
 /**
  * ibv_post_send(3). Allowed in RTS and SQD (queued), SQE and ERR (completed with
  * IBV_WC_WR_FLUSH_ERR). WRs before the failing one are posted; *bad_wr names the failing one.
+ * IBV_WR_BIND_MW (RC, UC) binds a type-2 window: wr->bind_mw.mw is the droce_mw cast to
+ * struct ibv_mw *, bind_mw.rkey its new R_Key (only the low 8 bits may differ from the
+ * window's), bind_info as in droce_bind_mw() (an MR is required, IBV_ACCESS_ZERO_BASED makes
+ * remote addresses offsets into the window); the window must be free and of the QP's PD, or
+ * the WR completes IBV_WC_MW_BIND_ERR. IBV_WR_LOCAL_INV (RC, UC) invalidates the bound type-2
+ * window whose R_Key is wr->invalidate_rkey (anything else: IBV_WC_LOC_QP_OP_ERR, as rxe).
+ * Both ignore sg_list and complete in order with IBV_WC_BIND_MW / IBV_WC_LOCAL_INV.
  * @return 0, or EINVAL (NULL, wrong state, opcode not valid for the QP type, bad flags,
- *   num_sge > max_send_sge, inline data > max_inline_data, UD without a valid AH), ENOMEM (the
- *   send queue is full).
+ *   num_sge > max_send_sge, inline data > max_inline_data, UD without a valid AH; BIND_MW: no
+ *   such window, a type-1 window, unknown access bit), ENOMEM (the send queue is full).
  */
 int droce_post_send(struct droce_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /**

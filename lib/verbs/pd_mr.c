@@ -5,9 +5,10 @@
  * Protection domains and memory regions.
  *
  * Keys: the low DROCE_MR_INDEX_BITS of an lkey or rkey index the device's MR table (so the
- * engine finds an MR in one step and two live MRs never share a key); the other 20 bits are
- * fresh random bits from getrandom() for each key, so a peer cannot guess a valid rkey from
- * another one (rdma-core's index<<8 | 8-bit key would leave 1 in 256).
+ * engine finds an MR in one step and two live MRs never share a key); bit 31 is clear (it
+ * marks a memory window's R_Key, mw.c); the other 19 bits are fresh random bits from
+ * getrandom() for each key, so a peer cannot guess a valid rkey from another one (rdma-core's
+ * index<<8 | 8-bit key would leave 1 in 256).
  */
 #include <errno.h>
 #include <sched.h>
@@ -26,8 +27,8 @@
 
 /* Access bits droce accepts; the optional range is advisory and ignored (as rdma-core). */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-#define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+#define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 /* An iova keeps its address's offset in the page (as the kernel's reg_mr requires). */
 #define MR_PAGE_MASK 4095u
 
@@ -87,7 +88,18 @@ static uint32_t make_key(uint32_t index)
 
 	while (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		;	/* EINTR only: the pool is initialised long before */
-	return (r & ~KEY_INDEX_MASK) | index;
+	/* Bit 31 clear: it marks a memory window's R_Key (mw.c). */
+	return (r & ~(KEY_INDEX_MASK | VERBS_KEY_MW)) | index;
+}
+
+/* No window is bound to @p mr, and none can be until mr_mw_unlock(). Pairs with
+ * verbs_mr_mw_get(). */
+static bool mr_mw_lock(struct verbs_mr *mr)
+{
+	uint32_t zero = 0;
+
+	return __atomic_compare_exchange_n(&mr->n_mw, &zero, MR_MW_LOCKED, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static int check_access(int access)
@@ -257,6 +269,8 @@ int droce_dereg_mr(struct droce_mr *m)
 
 	if (m == NULL)
 		return EINVAL;
+	if (!mr_mw_lock(to_vmr(m)))
+		return EBUSY;	/* ibv_alloc_mw(3): a window is bound to it */
 	drained = mr_retire(to_vmr(m));
 	__atomic_fetch_sub(&m->pd->usecnt, 1, __ATOMIC_RELEASE);
 	if (drained)
@@ -291,6 +305,8 @@ int droce_rereg_mr(struct droce_mr *m, int flags, struct droce_pd *pd, void *add
 	if (rc != 0 || flags == 0)
 		return rc;
 	mr = to_vmr(m);
+	if (!mr_mw_lock(mr))
+		return EBUSY;	/* a window is bound to it: as droce_dereg_mr() */
 	dev = m->context->device;
 	/* As droce_dereg_mr(); frames left after the drain keep their reference to it. */
 	mr_retire(mr);
@@ -316,6 +332,7 @@ int droce_rereg_mr(struct droce_mr *m, int flags, struct droce_pd *pd, void *add
 	/* Pairs with the load-acquire in verbs_mr_lookup(). */
 	__atomic_store_n(&dev->mr_tbl[mr->index], m, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	__atomic_store_n(&mr->n_mw, 0, __ATOMIC_SEQ_CST);	/* windows may bind again */
 	return 0;
 }
 
@@ -340,12 +357,16 @@ uint64_t verbs_mr_iova(const struct droce_mr *mr)
 	return container_of(mr, const struct verbs_mr, pub)->iova;
 }
 
-uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd, uint32_t rkey,
-			     uint64_t va, uint32_t len, int access)
+uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd,
+			     const struct droce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len,
+			     int access)
 {
-	const struct droce_mr *m = verbs_mr_lookup(dev, rkey, true);
+	const struct droce_mr *m;
 	const struct verbs_mr *mr;
 
+	if (unlikely(rkey & VERBS_KEY_MW))
+		return verbs_mw_remote_mem(dev, pd, qp, rkey, va, len, access);
+	m = verbs_mr_lookup(dev, rkey, true);
 	if (m == NULL)
 		return NULL;
 	mr = container_of(m, const struct verbs_mr, pub);

@@ -228,6 +228,7 @@ int droce_destroy_qp(struct droce_qp *q)
 	if (__atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE) != NULL)
 		verbs_owner_detach(qp);
 	verbs_async_forget(q->context, q, &qp->async);
+	verbs_mw_qp_gone(q);	/* type-2 windows it bound are reachable through it only */
 	take_refs(qp, -1);
 	free_qp(qp);
 	return 0;
@@ -277,6 +278,9 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_SEND_WITH_INV:	/* IBA 9.4.1: RC only (SEND_*_WITH_INVALIDATE) */
 	case IBV_WR_ATOMIC_WRITE:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:		/* ibv_post_send(3): UC, RC (and XRC) */
+	case IBV_WR_LOCAL_INV:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -292,8 +296,13 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 	uint64_t len = 0;
 	int i;
 
-	if (!opcode_ok(qp->pub.qp_type, wr->opcode) || (wr->send_flags & ~SEND_FLAGS_OK) ||
-	    wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
+	if (!opcode_ok(qp->pub.qp_type, wr->opcode) || (wr->send_flags & ~SEND_FLAGS_OK))
+		return EINVAL;
+	/* Local operations: no data, sg_list and num_sge are not read (verbs_bind_wqe_fill()
+	 * checks a bind). */
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV)
+		return (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
+	if (wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
@@ -327,17 +336,24 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 	return len > UINT32_MAX ? EINVAL : 0;
 }
 
-static void fill_send(const struct verbs_qp *qp, struct verbs_send_wqe *w,
-		      const struct ibv_send_wr *wr)
+/* @return 0, or EINVAL (a bind naming no window it may bind). */
+static int fill_send(struct verbs_qp *qp, struct verbs_send_wqe *w, const struct ibv_send_wr *wr,
+		     bool bind1)
 {
 	uint32_t i, off = 0;
 
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->send_flags = wr->send_flags;
-	w->imm_data = wr->imm_data;
+	w->imm_data = wr->imm_data;	/* LOCAL_INV: invalidate_rkey shares its bytes */
 	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return verbs_bind_wqe_fill(&qp->pub, w, wr, bind1);
 	w->length = 0;
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		w->num_sge = 0;
+		return 0;
+	}
 	for (i = 0; i < (uint32_t)wr->num_sge; i++)
 		w->length += wr->sg_list[i].length;
 	if (qp->pub.qp_type == IBV_QPT_UD) {
@@ -358,7 +374,7 @@ static void fill_send(const struct verbs_qp *qp, struct verbs_send_wqe *w,
 		if (w->num_sge != 0)    /* sg_list may be NULL when num_sge is 0 */
 			memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(struct ibv_sge));
 		verbs_sge_iova(qp->pub.context->device, w->sge, w->num_sge);
-		return;
+		return 0;
 	}
 	w->num_sge = 0;
 	for (i = 0; i < (uint32_t)wr->num_sge; i++) {
@@ -368,6 +384,7 @@ static void fill_send(const struct verbs_qp *qp, struct verbs_send_wqe *w,
 		       wr->sg_list[i].length);
 		off += wr->sg_list[i].length;
 	}
+	return 0;
 }
 
 static bool send_state_ok(uint32_t st)
@@ -376,6 +393,12 @@ static bool send_state_ok(uint32_t st)
 }
 
 int droce_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return verbs_post_send(q, wr, bad_wr, false);
+}
+
+int verbs_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+		    bool bind1)
 {
 	struct verbs_qp *qp;
 	uint32_t head, head0;
@@ -394,11 +417,12 @@ int droce_post_send(struct droce_qp *q, struct ibv_send_wr *wr, struct ibv_send_
 		rc = check_send(qp, wr);
 		if (rc == 0 && verbs_ring_room(&qp->sq.r, head) == 0)
 			rc = ENOMEM;
+		if (rc == 0)	/* the slot is not published before head moves past it */
+			rc = fill_send(qp, verbs_wq_slot(&qp->sq, head), wr, bind1);
 		if (rc != 0) {
 			*bad_wr = wr;
 			break;
 		}
-		fill_send(qp, verbs_wq_slot(&qp->sq, head), wr);
 		head++;
 	}
 	verbs_ring_publish(&qp->sq.r, head);

@@ -96,6 +96,14 @@ struct verbs_send_wqe {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		struct {		/**< IBV_WR_BIND_MW (invalidate_rkey: imm_data) */
+			uint64_t addr;
+			uint64_t length;
+			uint32_t mw_index;	/**< in the device's window table */
+			uint32_t rkey;		/**< the R_Key after the bind */
+			uint32_t mr_lkey;	/**< 0 with length 0 (type 1 unbind) */
+			uint32_t access;
+		} bind;
 	} wr;
 	struct ibv_sge sge[];	/**< num_sge entries, or the inline bytes */
 };
@@ -227,11 +235,24 @@ int verbs_mr_access(const struct droce_mr *mr);
 uint64_t verbs_mr_iova(const struct droce_mr *mr);
 /**
  * The memory [va, va + len) names through @p rkey on @p dev, if the rkey names a live MR of
- * @p pd with @p access that covers that range of its iova space. @return The process address
- * of va, or NULL.
+ * @p pd with @p access that covers that range of its iova space, or a window bound in @p pd
+ * (type 2: through @p qp) with @p access that covers it. @return The process address of va,
+ * or NULL.
  */
-uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd, uint32_t rkey,
-			     uint64_t va, uint32_t len, int access);
+uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd,
+			     const struct droce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len,
+			     int access);
+
+/** Bit 31 of an R_Key: set in a memory window's, clear in an MR's. */
+#define VERBS_KEY_MW (1u << 31)
+/** The requester reached a BIND_MW WQE of @p qp: bind (or unbind) its window.
+ *  @return IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR (the QP goes to ERR). */
+enum ibv_wc_status verbs_local_bind(struct droce_qp *qp, const struct verbs_send_wqe *w);
+/** The requester reached a LOCAL_INV WQE: @return IBV_WC_SUCCESS or IBV_WC_LOC_QP_OP_ERR. */
+enum ibv_wc_status verbs_local_inv(struct droce_qp *qp, uint32_t rkey);
+/** A SEND with invalidate arrived on @p qp naming @p rkey: invalidate that type-2 window if
+ *  @p qp bound it. @return true when it did (the receive completes IBV_WC_WITH_INV). */
+bool verbs_remote_inv(struct droce_qp *qp, uint32_t rkey);
 /**
  * Zero-copy TX: make @p seg (a fresh direct mbuf, not part of a chain yet) carry the @p len
  * bytes at @p addr inside @p mr as an external buffer, without copying them. The segment's

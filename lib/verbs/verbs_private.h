@@ -60,8 +60,10 @@ struct droce_device {
 	TAILQ_HEAD(, verbs_ctx) contexts;
 	struct droce_qp *qp_tbl[DROCE_QP_SLOTS];	/**< by verbs_qpn_slot() */
 	struct droce_mr *mr_tbl[DROCE_MAX_MR];
+	struct verbs_mw *mw_tbl[DROCE_MAX_MW];	/**< by verbs_mw_slot() of an R_Key */
 	uint32_t qp_next;
 	uint32_t mr_next;
+	uint32_t mw_next;
 	uint32_t n_pd, n_cq, n_srq, n_ah;
 	unsigned int index;		/**< in the device list */
 	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
@@ -104,6 +106,34 @@ struct verbs_mr {
 	uint32_t inflight;
 	/** Set by droce_dereg_mr() before it waits: no new segment may attach. */
 	uint32_t dead;
+	/** Windows bound to it, plus MR_MW_LOCKED while droce_dereg_mr() or droce_rereg_mr()
+	 *  runs (then no bind may take it: mw.c). */
+	uint32_t n_mw;
+};
+
+#define MR_MW_LOCKED (1u << 31)
+
+enum { MW_FREE, MW_VALID };
+
+/**
+ * A memory window. pub is what the application sees (compat's wrapper may hold another copy);
+ * everything the engine uses is below, under @c lock: binds and invalidations run on the
+ * engine side (the requester of the binding QP, the responder of a SEND with invalidate),
+ * lookups on the responder, droce_dealloc_mw() on the application side.
+ */
+struct verbs_mw {
+	struct droce_mw pub;
+	struct droce_pd *pd;
+	uint32_t index;
+	verbs_lock_t lock;
+	uint32_t rkey;			/**< the current R_Key (pub.rkey follows it for type 1) */
+	uint8_t state;			/**< MW_FREE, MW_VALID */
+	uint8_t zero_based;		/**< remote addresses are offsets into the window */
+	int access;			/**< IBV_ACCESS_REMOTE_* */
+	uint64_t addr;			/**< in the MR's iova space */
+	uint64_t length;		/**< 0: bound to nothing */
+	struct droce_mr *mr;		/**< holds one of its n_mw */
+	const struct droce_qp *qp;	/**< type 2: the QP that bound it */
 };
 
 struct verbs_ah {
@@ -194,6 +224,7 @@ struct verbs_qp {
 	struct verbs_av av;
 	struct verbs_evcnt async;
 	uint32_t n_mcast;		/**< groups attached (device mcast_lock) */
+	uint32_t n_mw;			/**< type-2 windows bound through it (atomic) */
 	verbs_qp_release_fn *release;	/**< verbs_qp_set_release() (atomic) */
 	/** 1: the owner watches the QP, posts ring no doorbell (verbs_qp_db_ring()). Its own
 	 *  cache line: the posting thread exchanges it on every post. */
@@ -208,6 +239,27 @@ static inline struct verbs_mr *to_vmr(struct droce_mr *m)
 {
 	return container_of(m, struct verbs_mr, pub);
 }
+static inline struct verbs_mw *to_vmw(struct droce_mw *m)
+{
+	return container_of(m, struct verbs_mw, pub);
+}
+
+/* mw.c */
+/** Fill bind WQE @p w from @p wr: a type-2 window named by its handle, or (@p type1, from
+ *  droce_bind_mw()) the droce_mw itself. @return 0 or EINVAL. */
+int verbs_bind_wqe_fill(struct droce_qp *qp, struct verbs_send_wqe *w,
+			const struct ibv_send_wr *wr, bool type1);
+/** droce_post_send(); @p bind1 lets a BIND_MW name a type-1 window (droce_bind_mw()). */
+int verbs_post_send(struct droce_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+		    bool bind1);
+/** Invalidate every type-2 window bound through @p qp (being destroyed). */
+void verbs_mw_qp_gone(struct droce_qp *qp);
+uint8_t *verbs_mw_remote_mem(struct droce_device *dev, const struct droce_pd *pd,
+			     const struct droce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len,
+			     int access);
+/** Take one bind reference on @p mr; false while it is being deregistered. */
+bool verbs_mr_mw_get(struct droce_mr *mr);
+void verbs_mr_mw_put(struct droce_mr *mr);
 
 /** Live MRs, of any device, whose iova is not their address (pd_mr.c). */
 extern uint32_t verbs_n_iova_mr;

@@ -14,8 +14,16 @@
  * - the link of droce0's port going down and up (rte_eth_dev_set_link_down/up on its net_ring
  *   ethdev, a cable pulled and put back): ibv_get_async_event() returns PORT_ERR, then
  *   PORT_ACTIVE, each with element.port_num 1, and ibv_query_port() follows;
+ * - memory windows through the unmodified API: ibv_alloc_mw() (context, pd, type set),
+ *   ibv_bind_mw() of a type-1 window (mw->rkey moves on, IBV_WC_BIND_MW; the peer READs
+ *   through it), EINVAL for a type-2 one; ibv_wr_bind_mw() of a type-2 window, the peer's
+ *   WRITE through it, ibv_dereg_mr() of its MR EBUSY, the peer's SEND with invalidate (the
+ *   receive has IBV_WC_WITH_INV and the key), ibv_wr_bind_mw() + ibv_wr_local_inv() in one
+ *   batch, ibv_wr_send_inv() to a window the peer bound with ibv_post_send(IBV_WR_BIND_MW);
+ *   ibv_query_device() advertises MEM_WINDOW and TYPE_2B; windows left open are released by
+ *   ibv_close_device();
  * - bad input and what droce does not do: EOPNOTSUPP from ibv_create_cq_ex, create_qp_ex with
- *   a comp_mask or send op droce lacks, ibv_wr_bind_mw,
+ *   a comp_mask or send op droce lacks, ibv_wr_send_tso,
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
  * - ibv_reg_mr_iova2: an RDMA WRITE names the peer's memory by the iova it was registered
  *   under; an iova with another page offset is EINVAL;
@@ -78,7 +86,9 @@ static void open_ep(struct ep *e, struct ibv_device *dev, int with_ops)
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 			IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE;
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |
+			IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
+			IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_SEND;
 	}
 	e->qp = ibv_create_qp_ex(e->ctx, &a);
 	CHECK(e->qp != NULL);
@@ -198,6 +208,128 @@ static void test_wr_api(void)
 	CHECK_EQ(be32toh(wc[0].imm_data), 0xabc);
 	CHECK_EQ(memcmp(ep[1].buf, ep[0].buf, 64), 0);
 	printf("ibv_wr_*: SEND_IMM, WRITE, READ, CAS, FADD, ATOMIC_WRITE in one batch\n");
+}
+
+/* One classic WR from ep[1]: @p op through @p rkey at @p raddr (SEND_WITH_INV: invalidates
+ * @p rkey), @p len bytes from ep[1].buf + 3072. */
+static void peer_post(enum ibv_wr_opcode op, uint32_t rkey, uint64_t raddr, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)ep[1].buf + 3072, len, ep[1].mr->lkey };
+	struct ibv_send_wr w = { .wr_id = 30, .sg_list = &s, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_SEND_WITH_INV)
+		w.invalidate_rkey = rkey;
+	w.wr.rdma.remote_addr = raddr;
+	w.wr.rdma.rkey = rkey;
+	CHECK_EQ(ibv_post_send(ep[1].qp, &w, &bad), 0);
+	poll_n(ep[1].cq, &wc, 1);
+	CHECK_EQ(wc.wr_id, 30);
+}
+
+static void post_recv1(struct ep *e, uint64_t wr_id, void *addr)
+{
+	struct ibv_sge s = { (uintptr_t)addr, 64, e->mr->lkey };
+	struct ibv_recv_wr r = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	CHECK_EQ(ibv_post_recv(e->qp, &r, &bad), 0);
+}
+
+static void test_mw(void)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(ep[0].qp);
+	uint8_t *w1mem = ep[0].buf + 3072, *w2mem = ep[0].buf + 3584;
+	struct ibv_mw_bind mb = { .wr_id = 20, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw_bind_info info;
+	struct ibv_send_wr bw = { .wr_id = 40, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_device_attr da;
+	struct ibv_mw *w1, *w2, *w3;
+	struct ibv_mr *mr2, *mr3;
+	uint32_t k0, k2, k3;
+	struct ibv_wc wc[2];
+
+	CHECK_EQ(ibv_query_device(ep[0].ctx, &da), 0);
+	CHECK((da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) && da.max_mw > 0);
+	mr2 = ibv_reg_mr(ep[0].pd, ep[0].buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	CHECK(mr2 != NULL);
+	w1 = ibv_alloc_mw(ep[0].pd, IBV_MW_TYPE_1);
+	w2 = ibv_alloc_mw(ep[0].pd, IBV_MW_TYPE_2);
+	CHECK(w1 != NULL && w2 != NULL);
+	CHECK(w1->context == ep[0].ctx && w1->pd == ep[0].pd && w1->type == IBV_MW_TYPE_1);
+	CHECK(w2->type == IBV_MW_TYPE_2);
+	/* Type 1 by ibv_bind_mw(): the peer READs through it. */
+	k0 = w1->rkey;
+	mb.bind_info = (struct ibv_mw_bind_info){ mr2, (uintptr_t)w1mem, 256,
+						  IBV_ACCESS_REMOTE_READ };
+	CHECK_EQ(ibv_bind_mw(ep[0].qp, w1, &mb), 0);
+	CHECK_EQ(w1->rkey, ibv_inc_rkey(k0));
+	poll_n(ep[0].cq, wc, 1);
+	CHECK(wc[0].wr_id == 20 && wc[0].opcode == IBV_WC_BIND_MW);
+	memset(w1mem, 0x77, 256);
+	peer_post(IBV_WR_RDMA_READ, w1->rkey, (uintptr_t)w1mem + 16, 64);
+	CHECK(ep[1].buf[3072] == 0x77 && ep[1].buf[3072 + 63] == 0x77);
+	CHECK_EQ(ibv_bind_mw(ep[0].qp, w2, &mb), EINVAL);	/* type 2: by a WR */
+	/* Type 2 by ibv_wr_bind_mw(): the peer WRITEs, then invalidates it remotely. */
+	info = (struct ibv_mw_bind_info){ mr2, (uintptr_t)w2mem, 256, IBV_ACCESS_REMOTE_WRITE };
+	k2 = ibv_inc_rkey(w2->rkey);
+	ibv_wr_start(x);
+	x->wr_id = 21;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, w2, k2, &info);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	poll_n(ep[0].cq, wc, 1);
+	CHECK(wc[0].wr_id == 21 && wc[0].opcode == IBV_WC_BIND_MW);
+	memset(ep[1].buf + 3072, 0x66, 32);
+	peer_post(IBV_WR_RDMA_WRITE, k2, (uintptr_t)w2mem + 8, 32);
+	CHECK(w2mem[7] != 0x66 && w2mem[8] == 0x66 && w2mem[39] == 0x66);
+	CHECK_EQ(ibv_dereg_mr(mr2), EBUSY);
+	post_recv1(&ep[0], 22, ep[0].buf + 2560);
+	peer_post(IBV_WR_SEND_WITH_INV, k2, 0, 8);
+	poll_n(ep[0].cq, wc, 1);
+	CHECK(wc[0].wr_id == 22 && (wc[0].wc_flags & IBV_WC_WITH_INV) &&
+	      wc[0].invalidated_rkey == k2);
+	/* Free again: bind with the next key and invalidate locally, one batch. */
+	k3 = ibv_inc_rkey(k2);
+	ibv_wr_start(x);
+	x->wr_id = 23;
+	ibv_wr_bind_mw(x, w2, k3, &info);
+	x->wr_id = 24;
+	ibv_wr_local_inv(x, k3);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	poll_n(ep[0].cq, wc, 2);
+	CHECK(wc[0].wr_id == 23 && wc[0].opcode == IBV_WC_BIND_MW);
+	CHECK(wc[1].wr_id == 24 && wc[1].opcode == IBV_WC_LOCAL_INV);
+	/* ibv_wr_send_inv() to a window ep[1] bound by a classic IBV_WR_BIND_MW. */
+	mr3 = ibv_reg_mr(ep[1].pd, ep[1].buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	w3 = ibv_alloc_mw(ep[1].pd, IBV_MW_TYPE_2);
+	CHECK(mr3 != NULL && w3 != NULL);
+	bw.bind_mw.mw = w3;
+	bw.bind_mw.rkey = ibv_inc_rkey(w3->rkey);
+	bw.bind_mw.bind_info = (struct ibv_mw_bind_info){ mr3, (uintptr_t)ep[1].buf + 512, 64,
+							 IBV_ACCESS_REMOTE_WRITE };
+	CHECK_EQ(ibv_post_send(ep[1].qp, &bw, &bad), 0);
+	poll_n(ep[1].cq, wc, 1);
+	CHECK(wc[0].wr_id == 40 && wc[0].opcode == IBV_WC_BIND_MW);
+	post_recv1(&ep[1], 41, ep[1].buf + 1536);
+	ibv_wr_start(x);
+	x->wr_id = 25;
+	ibv_wr_send_inv(x, bw.bind_mw.rkey);
+	ibv_wr_set_sge(x, ep[0].mr->lkey, (uintptr_t)ep[0].buf, 16);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	poll_n(ep[0].cq, wc, 1);
+	CHECK_EQ(wc[0].wr_id, 25);
+	poll_n(ep[1].cq, wc, 1);
+	CHECK(wc[0].wr_id == 41 && (wc[0].wc_flags & IBV_WC_WITH_INV) &&
+	      wc[0].invalidated_rkey == bw.bind_mw.rkey && wc[0].byte_len == 16);
+	CHECK_EQ(ibv_dealloc_mw(w3), 0);
+	CHECK_EQ(ibv_dereg_mr(mr3), 0);
+	/* w1 stays bound to mr2 and w2 allocated: ibv_close_device() releases them. */
+	printf("memory windows: type 1 and 2 bound, used, invalidated remotely and locally\n");
 }
 
 /* Classic post + a completion channel: the event names the application's CQ and context. */
@@ -429,7 +561,7 @@ static void test_unsupported(struct ibv_device *dev)
 	CHECK(ibv_create_qp_ex(ep[0].ctx, &a) == NULL);
 	CHECK_EQ(errno, EOPNOTSUPP);
 	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;
+	a.send_ops_flags = IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ep[0].ctx, &a) == NULL);
 	CHECK_EQ(errno, EOPNOTSUPP);
@@ -444,10 +576,10 @@ static void test_unsupported(struct ibv_device *dev)
 	CHECK_EQ(errno, EOPNOTSUPP);
 	CHECK_EQ(ibv_destroy_qp(plain), 0);
 	errno = 0;
-	CHECK(ibv_alloc_mw(ep[0].pd, IBV_MW_TYPE_1) == NULL);
-	CHECK_EQ(errno, EOPNOTSUPP);
+	CHECK(ibv_alloc_mw(ep[0].pd, (enum ibv_mw_type)3) == NULL);
+	CHECK_EQ(errno, EINVAL);
 	ibv_wr_start(x);
-	ibv_wr_bind_mw(x, NULL, 0, NULL);
+	ibv_wr_send_tso(x, NULL, 0, 0);
 	CHECK_EQ(ibv_wr_complete(x), EOPNOTSUPP);
 	ibv_wr_start(x);
 	ibv_wr_set_sge(x, 0, 0, 0);			/* a setter before any WR */
@@ -493,6 +625,7 @@ int main(int argc, char **argv)
 	connect_ep(&ep[0], &ep[1]);
 	connect_ep(&ep[1], &ep[0]);
 	test_wr_api();
+	test_mw();
 	test_channel();
 	test_iova();
 	test_resolve_l2();
@@ -504,6 +637,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)
 		CHECK_EQ(ibv_close_device(ep[i].ctx), 0);
 	ibv_free_device_list(list);
-	printf("ibv_close_device with a QP, CQ, channel, MR, PD open: 0\n");
+	printf("ibv_close_device with a QP, CQ, channel, MW, MR, PD open: 0\n");
 	return 0;
 }

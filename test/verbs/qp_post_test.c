@@ -139,7 +139,10 @@ static void test_wr_checks(void)
 	CHECK_EQ(droce_post_send(qp, &w[0], &bad), EINVAL); CHECK(bad == &w[0]); \
 } while (0)
 	BAD_WR(rc, opcode, (enum ibv_wr_opcode)99);
-	BAD_WR(rc, opcode, IBV_WR_LOCAL_INV);
+	BAD_WR(ud, opcode, IBV_WR_LOCAL_INV);	/* RC and UC only */
+	BAD_WR(ud, opcode, IBV_WR_BIND_MW);
+	BAD_WR(rc, opcode, IBV_WR_BIND_MW);	/* bind_mw.mw NULL: no window */
+	BAD_WR(rc, opcode, IBV_WR_TSO);
 	BAD_WR(rc, send_flags, IBV_SEND_IP_CSUM);
 	BAD_WR(rc, num_sge, 3);			/* max_send_sge 2 */
 	BAD_WR(rc, num_sge, -1);
