@@ -139,9 +139,11 @@ int droce_dealloc_mw(struct droce_mw *m)
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mw_tbl[mw->index], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	/* A bind the engine looked the window up for before the slot was cleared finds it
+	 * dead (bind_locked()), so nothing is bound to it after this. */
 	verbs_lock(&mw->lock);
 	mw_unbind(mw);
-	mw->state = MW_FREE;
+	mw->state = MW_DEAD;
 	verbs_unlock(&mw->lock);
 	/* As droce_dereg_mr(): no engine iteration still uses a lookup of the window. */
 	if (ops != NULL && ops->mr_quiesce != NULL)
@@ -265,6 +267,8 @@ static enum ibv_wc_status bind_locked(struct droce_qp *qp, struct verbs_mw *mw,
 	struct droce_device *dev = qp->context->device;
 	struct droce_mr *mr = NULL;
 
+	if (mw->state == MW_DEAD)
+		return IBV_WC_MW_BIND_ERR;
 	if (mw->pub.type == IBV_MW_TYPE_2) {
 		/* o10-37.2.30: a bound window is invalidated before it is bound again; C10-72:
 		 * through a QP of its PD; o10-37.2.40: to an MR; only the consumer key changes. */

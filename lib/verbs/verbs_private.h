@@ -113,7 +113,7 @@ struct verbs_mr {
 
 #define MR_MW_LOCKED (1u << 31)
 
-enum { MW_FREE, MW_VALID };
+enum { MW_FREE, MW_VALID, MW_DEAD /* being deallocated: nothing binds it */ };
 
 /**
  * A memory window. pub is what the application sees (compat's wrapper may hold another copy);
@@ -127,7 +127,7 @@ struct verbs_mw {
 	uint32_t index;
 	verbs_lock_t lock;
 	uint32_t rkey;			/**< the current R_Key (pub.rkey follows it for type 1) */
-	uint8_t state;			/**< MW_FREE, MW_VALID */
+	uint8_t state;			/**< MW_FREE, MW_VALID, MW_DEAD */
 	uint8_t zero_based;		/**< remote addresses are offsets into the window */
 	int access;			/**< IBV_ACCESS_REMOTE_* */
 	uint64_t addr;			/**< in the MR's iova space */

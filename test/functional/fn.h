@@ -90,15 +90,18 @@ static inline void fn_ep_destroy(struct fn_ep *e)
 	e->qp = NULL;
 }
 
-/* Walk @p e to RTR, its responder connected to @p peer. */
-static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,
-				  const struct fn_attr *a)
+/* Walk @p e to RTR, its responder connected to @p peer. @return 0, or the error of the
+ * modify that failed. */
+static inline int fn_try_rtr(struct fn_ep *e, const struct fn_ep *peer, const struct fn_attr *a)
 {
 	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = (unsigned int)a->access };
+	int rc;
 
-	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				 IBV_QP_ACCESS_FLAGS), 0);
+	rc = droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			     IBV_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		return rc;
 	memset(&q, 0, sizeof(q));
 	q.qp_state = IBV_QPS_RTR;
 	q.path_mtu = a->mtu;
@@ -111,13 +114,19 @@ static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,
 	q.ah_attr.grh.sgid_index = a->gid;
 	q.ah_attr.grh.hop_limit = 64;
 	CHECK_EQ(droce_query_gid(pair_ctx[peer->side], 1, a->gid, &q.ah_attr.grh.dgid), 0);
-	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				 IBV_QP_MIN_RNR_TIMER), 0);
+	return droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			       IBV_QP_MIN_RNR_TIMER);
 }
 
-/* Move @p e from RTR to RTS (its requester's attributes from @p a). */
-static inline void fn_rts(struct fn_ep *e, const struct fn_attr *a)
+static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,
+				  const struct fn_attr *a)
+{
+	CHECK_EQ(fn_try_rtr(e, peer, a), 0);
+}
+
+/* Move @p e from RTR to RTS (its requester's attributes from @p a). @return 0 or the error. */
+static inline int fn_try_rts(struct fn_ep *e, const struct fn_attr *a)
 {
 	struct ibv_qp_attr q;
 
@@ -128,8 +137,13 @@ static inline void fn_rts(struct fn_ep *e, const struct fn_attr *a)
 	q.retry_cnt = a->retry_cnt;
 	q.rnr_retry = a->rnr_retry;
 	q.max_rd_atomic = a->rd_atomic;
-	CHECK_EQ(droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	return droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static inline void fn_rts(struct fn_ep *e, const struct fn_attr *a)
+{
+	CHECK_EQ(fn_try_rts(e, a), 0);
 }
 
 /* Walk @p e to RTS, connected to @p peer. */

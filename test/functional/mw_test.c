@@ -21,6 +21,9 @@
  *   window, ZERO_BASED (EINVAL) and an MR of another PD (EPERM); LOCAL_INV of a type-1 key
  *   completes IBV_WC_LOC_QP_OP_ERR, and a SEND with invalidate of one fails B's receive
  *   (IBV_WC_REM_INV_REQ_ERR) as rxe does;
+ * - UC: a bind and a LOCAL_INV on a UC QP complete; A's WRITE through the key lands, after
+ *   the LOCAL_INV it is dropped;
+ * - a bind posted between two WRITEs completes between them, after the first one's ACK;
  * - destroying the QP that bound a type-2 window frees it (another QP binds it again);
  *   droce_dealloc_mw() of a bound window releases the MR.
  *
@@ -320,6 +323,40 @@ static void type1(void)
 	CHECK_EQ(droce_dealloc_mw(w1), 0);
 }
 
+/* UC: a bind and LOCAL_INV on a UC QP; A's WRITE through the key lands, then is dropped. */
+static void uc(struct droce_mw *w, uint32_t key)
+{
+	uint64_t base = (uintptr_t)m.buf + WOFF;
+	struct fn_qp qa, qb;
+	struct ibv_wc wc;
+	uint32_t k = ibv_inc_rkey(key);
+
+	memset(m.buf, CANARY, LEN);
+	fn_qp_create(&qa, 0, pda, IBV_QPT_UC, NULL, 16);
+	fn_qp_create(&qb, 1, pdb, IBV_QPT_UC, NULL, 16);
+	fn_uc_connect(&qa, &qb, IBV_MTU_1024, GID_V4);
+	fn_uc_connect(&qb, &qa, IBV_MTU_1024, GID_V4);
+	CHECK_EQ(post_bind(qb.qp, 90, w, k, m.mr, base, WIN, IBV_ACCESS_REMOTE_WRITE), 0);
+	wc = wait_st(qb.cq, 90, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, IBV_WC_BIND_MW);
+	fn_fill(a.buf, 2048, 8);
+	fn_post_send1(qa.qp, 91, IBV_WR_RDMA_WRITE, a.buf, 2048, a.mr->lkey, 0, NULL, 0, 0,
+		      base + 512, k, 0);
+	wait_st(qa.cq, 91, IBV_WC_SUCCESS);
+	fn_run(0.05);	/* UC: the sender completes on transmission */
+	CHECK(memcmp(m.buf + WOFF + 512, a.buf, 2048) == 0);
+	post_inv(qb.qp, 92, IBV_WR_LOCAL_INV, k);
+	CHECK_EQ(wait_st(qb.cq, 92, IBV_WC_SUCCESS).opcode, IBV_WC_LOCAL_INV);
+	memset(m.buf, CANARY, LEN);
+	fn_post_send1(qa.qp, 93, IBV_WR_RDMA_WRITE, a.buf, 64, a.mr->lkey, 0, NULL, 0, 0, base,
+		      k, 0);
+	wait_st(qa.cq, 93, IBV_WC_SUCCESS);
+	fn_run(0.05);
+	CHECK(fn_all(m.buf, LEN, CANARY));	/* dropped (UC has no NAK) */
+	fn_qp_destroy(&qa);
+	fn_qp_destroy(&qb);
+}
+
 int main(int argc, char **argv)
 {
 	struct droce_mw *w2, *w3;
@@ -341,13 +378,26 @@ int main(int argc, char **argv)
 	k = type2_bind_invalidate(w2);
 	k = type2_rules(w2, k);
 	bind_errors(w2, k);
+	uc(w2, k);
 	type1();
 
 	/* A bound window deallocated releases M; a QP destroyed frees what it bound. */
 	pair_pd(e);
 	w3 = droce_alloc_mw(pdb, IBV_MW_TYPE_2);
 	CHECK(w3 != NULL);
-	bind2(&e[1], w3, w3->rkey, W_RW, IBV_WC_SUCCESS);
+	/* Between two WRITEs, a bind completes in its place: after the first one's ACK. */
+	fn_post_send1(e[1].qp, 80, IBV_WR_RDMA_WRITE, m.buf, 8192, m.mr->lkey, 0, NULL, 0, 0,
+		      (uintptr_t)a.buf, a.mr->rkey, 0);
+	CHECK_EQ(post_bind(e[1].qp, 81, w3, ibv_inc_rkey(w3->rkey), m.mr, (uintptr_t)m.buf, 64,
+			   W_RW), 0);
+	fn_post_send1(e[1].qp, 82, IBV_WR_RDMA_WRITE, m.buf, 64, m.mr->lkey, 0, NULL, 0, 0,
+		      (uintptr_t)a.buf, a.mr->rkey, 0);
+	CHECK_EQ(wait_st(e[1].scq, 80, IBV_WC_SUCCESS).opcode, IBV_WC_RDMA_WRITE);
+	CHECK_EQ(wait_st(e[1].scq, 81, IBV_WC_SUCCESS).opcode, IBV_WC_BIND_MW);
+	CHECK_EQ(wait_st(e[1].scq, 82, IBV_WC_SUCCESS).opcode, IBV_WC_RDMA_WRITE);
+	post_inv(e[1].qp, 83, IBV_WR_LOCAL_INV, ibv_inc_rkey(w3->rkey));
+	wait_st(e[1].scq, 83, IBV_WC_SUCCESS);
+	bind2(&e[1], w3, ibv_inc_rkey(w3->rkey), W_RW, IBV_WC_SUCCESS);
 	k = bind2(&e[1], w2, k, W_RW, IBV_WC_SUCCESS);
 	CHECK_EQ(droce_dealloc_mw(w3), 0);
 	CHECK_EQ(droce_dereg_mr(m.mr), EBUSY);	/* w2 still */
