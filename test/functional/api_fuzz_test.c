@@ -13,8 +13,10 @@
  *   below), creates return an object or NULL with such an errno, and a failed post names a
  *   WR of the chain in *bad_wr;
  * - nothing crashes or touches memory it should not (CI runs it under ASan+UBSan);
+ * - memory windows too: allocations of any type in any PD, type-1 binds through the verb and
+ *   type-2 binds and LOCAL_INVs through posts on any QP with any MR, range, key and access;
  * - the engine still serves: at the end a fresh pair moves a SEND, and every object destroys
- *   (QPs, then SRQs, AHs, MRs, CQs, channels, PDs), the contexts close with 0.
+ *   (QPs, then windows, SRQs, AHs, MRs, CQs, channels, PDs), the contexts close with 0.
  *
  * Usage: functional_api_fuzz_test {inline|lcore} [STEPS [SEED]]   (prints the seed)
  */
@@ -83,7 +85,7 @@ struct obj {
 };
 
 static struct {
-	struct obj pd[MAXO], mr[MAXO], cq[MAXO], ch[MAXO], qp[MAXO], srq[MAXO], ah[MAXO];
+	struct obj pd[MAXO], mr[MAXO], cq[MAXO], ch[MAXO], qp[MAXO], srq[MAXO], ah[MAXO], mw[MAXO];
 } o;
 static uint8_t *buf[2];
 
@@ -202,9 +204,54 @@ static void do_mr(void)
 	}
 	x = pick(o.mr);
 	rc = droce_dereg_mr(p_of(x));
-	EXPECT_RC(rc, "dereg_mr", EINVAL);
+	EXPECT_RC(rc, "dereg_mr", x == NULL ? EINVAL : EBUSY);
 	if (rc == 0)
 		x->p = NULL;
+}
+
+static struct obj *pick_qp(void);
+
+/* Random window bind info: an MR of either device or none, addresses in or out of it. */
+static void bind_info(struct ibv_mw_bind_info *bi)
+{
+	struct obj *mr = pick(o.mr);
+	const struct droce_mr *m = p_of(mr);
+
+	bi->mr = (struct ibv_mr *)p_of(mr);
+	bi->addr = m != NULL && R(2) ? (uintptr_t)m->addr + R(64) : rnd();
+	bi->length = R(4) == 0 ? 0 : R(2) ? R(BUF) : rnd();
+	bi->mw_access_flags = (unsigned int)(R(2) ? rnd() & 0x1f : IBV_ACCESS_REMOTE_WRITE |
+					     IBV_ACCESS_REMOTE_READ);
+}
+
+static void do_mw(void)
+{
+	struct ibv_mw_bind mb = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	struct obj *s = slot(o.mw), *x, *pd;
+	int rc;
+
+	switch (R(3)) {
+	case 0:
+		if (s == NULL)
+			return;
+		pd = pick(o.pd);
+		s->side = pd != NULL ? pd->side : 0;
+		s->p = droce_alloc_mw(p_of(pd), (enum ibv_mw_type)R(4));
+		EXPECT_OBJ(s->p, "alloc_mw", EINVAL, ENOMEM);
+		return;
+	case 1:		/* type 1 through the verb, on any QP */
+		x = pick(o.mw);
+		bind_info(&mb.bind_info);
+		rc = droce_bind_mw(p_of(pick_qp()), p_of(x), &mb);
+		EXPECT_RC(rc, "bind_mw", EINVAL, EPERM, ENOMEM);
+		return;
+	default:
+		x = pick(o.mw);
+		rc = droce_dealloc_mw(p_of(x));
+		EXPECT_RC(rc, "dealloc_mw", EINVAL);
+		if (rc == 0)
+			x->p = NULL;
+	}
 }
 
 static void do_ch(void)
@@ -480,6 +527,12 @@ static void qp_post_send(void)
 		}
 		if (x != NULL && R(2) == 0)
 			sane_wr(&wr[k], wr[k].sg_list, x->side);
+		if (R(8) == 0) {	/* a window bind (type 2 is right), or a LOCAL_INV */
+			wr[k].opcode = R(2) ? IBV_WR_BIND_MW : IBV_WR_LOCAL_INV;
+			wr[k].bind_mw.mw = (struct ibv_mw *)p_of(pick(o.mw));
+			wr[k].bind_mw.rkey = (uint32_t)rnd();
+			bind_info(&wr[k].bind_mw.bind_info);
+		}
 	}
 	bad = NULL;
 	rc = droce_post_send(p_of(x), wr, &bad);
@@ -626,6 +679,9 @@ static void destroy_all(void)
 	for (i = 0; i < MAXO; i++)
 		if (o.qp[i].p != NULL)
 			CHECK_EQ(droce_destroy_qp(o.qp[i].p), 0);
+	for (i = 0; i < MAXO; i++)	/* before the MRs they may be bound to */
+		if (o.mw[i].p != NULL)
+			CHECK_EQ(droce_dealloc_mw(o.mw[i].p), 0);
 	for (i = 0; i < MAXO; i++) {
 		if (o.srq[i].p != NULL)
 			CHECK_EQ(droce_destroy_srq(o.srq[i].p), 0);
@@ -651,7 +707,7 @@ int main(int argc, char **argv)
 	unsigned long steps = argc > 2 ? strtoul(argv[2], NULL, 0) : 20000, i;
 	uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 0x64726f6365ull;
 	void (*const act[])(void) = { do_pd, do_mr, do_mr, do_ch, do_cq, do_cq, do_srq, do_ah,
-				      do_qp, do_qp, do_qp, do_qp, do_query };
+				      do_qp, do_qp, do_qp, do_qp, do_query, do_mw };
 	struct fn_attr fa = fn_attr_default();
 	struct fn_ep ep[2];
 	struct fn_mem m[2];
