@@ -47,81 +47,33 @@ RTE_INIT(engine_register)
 	verbs_engine_register(&engine_verbs_ops);
 }
 
-/* ---- Calls into an instance ---- */
+/* ---- Calls into an instance: through its owner's mailbox (verbs mbox.c) ---- */
 
 struct engine_call {
-	struct engine_call *next;
+	struct verbs_mbox_msg m;
+	struct engine_lcore *lc;
 	engine_call_fn fn;
 	void *arg;
-	uint32_t done;		/**< store-release by the instance */
 };
 
-static bool queue_call(struct engine_lcore *lc, struct engine_call *c)
+static void call_run(struct verbs_mbox_msg *m)
 {
-	struct engine_call **pp;
-	bool queued = false;
+	struct engine_call *c = container_of(m, struct engine_call, m);
 
-	pthread_mutex_lock(&lc->call_lock);
-	if (__atomic_load_n(&lc->running, __ATOMIC_ACQUIRE)) {
-		for (pp = (struct engine_call **)&lc->calls; *pp != NULL; pp = &(*pp)->next)
-			;
-		*pp = c;
-		/* Pairs with the load-acquire in engine_calls_poll(). */
-		__atomic_store_n(&lc->call_pending, 1, __ATOMIC_RELEASE);
-		queued = true;
-	}
-	pthread_mutex_unlock(&lc->call_lock);
-	return queued;
+	c->fn(c->lc, c->arg);
 }
 
 void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg)
 {
-	struct engine_call c = { .fn = fn, .arg = arg };
+	struct engine_call c = { .m.fn = call_run, .lc = lc, .fn = fn, .arg = arg };
 
 	if (lc->dedicated && rte_lcore_id() == lc->lcore_id) {
 		fn(lc, arg);	/* from the instance itself (an owner callback) */
 		return;
 	}
-	if (lc->dedicated && queue_call(lc, &c)) {
-		/* Pairs with the store-release of done in run_calls(). */
-		while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
-			sched_yield();
-		return;
-	}
-	/* Inline, or a dedicated lcore that is not running: nobody else iterates meanwhile. */
-	pthread_mutex_lock(&lc->driver);
-	fn(lc, arg);
-	pthread_mutex_unlock(&lc->driver);
-}
-
-/* Caller holds call_lock. */
-static unsigned int run_calls(struct engine_lcore *lc)
-{
-	struct engine_call *c = lc->calls, *next;
-	unsigned int n = 0;
-
-	lc->calls = NULL;
-	__atomic_store_n(&lc->call_pending, 0, __ATOMIC_RELAXED);
-	for (; c != NULL; c = next, n++) {
-		next = c->next;	/* c lives on the caller's stack: read before done */
-		c->fn(lc, c->arg);
-		/* Pairs with the load-acquire in engine_lcore_call(). */
-		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	}
-	return n;
-}
-
-unsigned int engine_calls_poll(struct engine_lcore *lc)
-{
-	unsigned int n;
-
-	/* Pairs with the store-release in queue_call(). */
-	if (!__atomic_load_n(&lc->call_pending, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_mutex_lock(&lc->call_lock);
-	n = run_calls(lc);
-	pthread_mutex_unlock(&lc->call_lock);
-	return n;
+	/* A running dedicated lcore runs it between two iterations; inline, or a dedicated lcore
+	 * that is not running: here, under lc->driver (nobody else iterates meanwhile). */
+	verbs_mbox_send(&lc->owner.mbox, &c.m);
 }
 
 /* The dedicated lcore: the loop, then the calls queued while it was stopping. */
@@ -130,10 +82,8 @@ static int lcore_entry(void *arg)
 	struct engine_lcore *lc = arg;
 
 	engine_lcore_main(lc);
-	pthread_mutex_lock(&lc->call_lock);
 	__atomic_store_n(&lc->running, 0, __ATOMIC_RELEASE);
-	run_calls(lc);
-	pthread_mutex_unlock(&lc->call_lock);
+	verbs_mbox_close(&lc->owner.mbox);
 	return 0;
 }
 
@@ -188,10 +138,12 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 		return NULL;
 	}
 	pthread_mutex_init(&lc->driver, NULL);
-	pthread_mutex_init(&lc->call_lock, NULL);
 	lc->owner.detached = engine_qp_detached;
 	lc->owner.modified = engine_qp_modified;
-	lc->owner.driver = dedicated ? NULL : &lc->driver;
+	/* Polled only while a dedicated lcore runs (launch_all() opens it); until then, and for
+	 * an inline instance always, a control request runs in its sender under lc->driver. */
+	verbs_mbox_close(&lc->owner.mbox);
+	lc->owner.mbox.driver = &lc->driver;
 	lc->owner.arg = lc;
 	lc->env.pool = lc->pool;
 	lc->env.hz = rte_get_tsc_hz();
@@ -273,7 +225,9 @@ static int launch_all(void)
 			continue;
 		__atomic_store_n(&lc->stop, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&lc->running, 1, __ATOMIC_RELEASE);
+		verbs_mbox_open(&lc->owner.mbox);
 		if (rte_eal_remote_launch(lcore_entry, lc, lc->lcore_id) != 0) {
+			verbs_mbox_close(&lc->owner.mbox);
 			__atomic_store_n(&lc->running, 0, __ATOMIC_RELEASE);
 			ENGINE_LOG(ERR, "lcore %u is busy: cannot launch the engine", lc->lcore_id);
 			return -EBUSY;

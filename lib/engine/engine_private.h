@@ -205,19 +205,14 @@ struct engine_lcore {
 	uint64_t busy_cycles;
 	uint64_t idle_cycles;
 	uint64_t iterations;
-	/* Control calls (engine.c). */
+	/* Control calls (engine.c): through owner.mbox, whose driver this is. */
 	pthread_mutex_t driver;		/**< held by an inline iteration or a direct call */
-	pthread_mutex_t call_lock;
-	void *calls;			/**< queued struct engine_call, oldest first */
-	uint32_t call_pending;		/**< store-release under call_lock */
 };
 
 /* engine.c */
 extern struct engine_config engine_cfg;
 /** Run @p fn(lc, arg) on @p lc between two iterations and wait for it. */
 void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
-/** Apply the queued calls (the instance's own thread). @return how many. */
-unsigned int engine_calls_poll(struct engine_lcore *lc);
 
 /* neigh.c (with the others declared further down) */
 /** droce_engine_neigh_resolve() on the instance serving @p edev: 0 and @p mac, -EAGAIN (a

@@ -9,7 +9,8 @@
  *      TX buffer has room for; a QP with no TX work left leaves the active list;
  *   3. timers: the transport deadlines that expired (timer heap), the links (every
  *      [engine] link_poll_ms) and neighbour retries;
- *   4. control: QP modify/destroy (verbs_owner_poll()) and engine calls, between data steps;
+ *   4. control: QP modify/destroy and engine calls (verbs_owner_poll(): the owner's mailbox),
+ *      between data steps;
  *   5. TX flush: buffered frames to the ports.
  * The TSC is read once per iteration (transport_env.now), and once more at its end to count
  * the iteration's cycles as busy (it did work) or idle: the engine's health (telemetry.c).
@@ -157,8 +158,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 	for (i = 0; i < lc->n_dev; i++)
 		if (lc->devs[i]->started)
 			work += engine_neigh_timers(lc, lc->devs[i]);
-	work += verbs_owner_poll(&lc->owner);
-	work += engine_calls_poll(lc);
+	work += verbs_owner_poll(&lc->owner);	/* QP control and engine calls */
 	for (i = 0; i < lc->n_dev; i++) {
 		if (!lc->devs[i]->started)
 			continue;

@@ -114,11 +114,14 @@ static void port_ready(struct droce_device *dev, int port_id)
 {
 	struct rte_ether_addr ea;
 
-	dev->port_id = port_id;
 	if (mac_is_zero(dev->cfg.mac) && rte_eth_macaddr_get(port_id, &ea) == 0) {
 		memcpy(dev->cfg.mac, ea.addr_bytes, 6);
 		verbs_device_gids(dev);
 	}
+	/* Last, and pairs with the load-acquire in verbs_device_port(): an engine that sees the
+	 * port (a ring pair's late partner: its link poll starts it) sees the ethdev, MAC and
+	 * GIDs complete. */
+	__atomic_store_n(&dev->port_id, port_id, __ATOMIC_RELEASE);
 }
 
 /* Two ring ethdevs, each receiving what the other transmits. */

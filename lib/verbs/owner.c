@@ -2,15 +2,11 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * QP ownership (see verbs_engine.h). A control caller of an owned QP queues a request on the
- * owner's FIFO and waits for req->done; the owner applies it in verbs_owner_poll(), between
+ * QP ownership (see verbs_engine.h). A control caller of an owned QP sends a request through
+ * the owner's mailbox (mbox.c) and waits; the owner applies it in verbs_owner_poll(), between
  * two of its data-path steps, so control never runs concurrently with the QP's data path.
- * The FIFO is a mutex-protected list: control is rare and may block, and the owner's idle
- * check is a single load-acquire of o->pending. (rte_ring would do, but the distribution's
- * DPDK builds it with the non-C11 memory model, whose barriers ThreadSanitizer cannot see.)
  */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "verbs_private.h"
@@ -18,13 +14,13 @@
 enum { CTL_MODIFY, CTL_DETACH };
 
 struct ctl_req {
-	struct ctl_req *next;
+	struct verbs_mbox_msg m;
 	int op;
+	struct verbs_owner *o;
 	struct verbs_qp *qp;
 	struct ibv_qp_attr *attr;
 	int mask;
 	int result;
-	uint32_t done;		/**< set by the owner with store-release */
 };
 
 int verbs_owner_init(struct verbs_owner *o, const char *name)
@@ -32,21 +28,18 @@ int verbs_owner_init(struct verbs_owner *o, const char *name)
 	RTE_SET_USED(name);
 	o->detached = NULL;
 	o->modified = NULL;
-	o->driver = NULL;
 	o->arg = NULL;
-	o->head = NULL;
-	o->tail = NULL;
-	o->pending = 0;
 	RTE_BUILD_BUG_ON(VERBS_DB_SUM_WORDS > 64);	/* db_top has a bit per summary word */
 	o->db_top = 0;
 	memset(o->db_sum, 0, sizeof(o->db_sum));
 	memset(o->db_bits, 0, sizeof(o->db_bits));
-	return -pthread_mutex_init(&o->lock, NULL);
+	verbs_mbox_init(&o->mbox);
+	return 0;
 }
 
 void verbs_owner_fini(struct verbs_owner *o)
 {
-	pthread_mutex_destroy(&o->lock);
+	verbs_mbox_fini(&o->mbox);
 }
 
 int verbs_qp_attach(struct droce_qp *q, struct verbs_owner *o)
@@ -63,54 +56,11 @@ int verbs_qp_attach(struct droce_qp *q, struct verbs_owner *o)
 	return rc;
 }
 
-static void apply(struct verbs_owner *o, struct ctl_req *r);
-
-/*
- * Control path: queue @p r to the QP's owner and wait until it was applied. A caller-driven
- * owner (o->driver) has no loop of its own to wait for: apply at once under its driver lock,
- * which excludes the iteration of whichever thread drives it (possibly this one, later).
- */
-static int submit(struct ctl_req *r)
+/* The owner's side of a request (its thread, or the sender's under the driver mutex). */
+static void apply(struct verbs_mbox_msg *m)
 {
-	struct verbs_owner *o = __atomic_load_n(&r->qp->owner, __ATOMIC_ACQUIRE);
-
-	if (o->driver != NULL) {
-		pthread_mutex_lock(o->driver);
-		apply(o, r);
-		pthread_mutex_unlock(o->driver);
-		return r->result;
-	}
-	pthread_mutex_lock(&o->lock);
-	if (o->tail != NULL)
-		((struct ctl_req *)o->tail)->next = r;
-	else
-		o->head = r;
-	o->tail = r;
-	/* Pairs with the load-acquire in verbs_owner_poll(). */
-	__atomic_store_n(&o->pending, o->pending + 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&o->lock);
-	/* Pairs with the store-release of done in verbs_owner_poll(). */
-	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
-		sched_yield();
-	return r->result;
-}
-
-int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask)
-{
-	struct ctl_req r = { .op = CTL_MODIFY, .qp = qp, .attr = attr, .mask = mask };
-
-	return submit(&r);
-}
-
-void verbs_owner_detach(struct verbs_qp *qp)
-{
-	struct ctl_req r = { .op = CTL_DETACH, .qp = qp };
-
-	submit(&r);
-}
-
-static void apply(struct verbs_owner *o, struct ctl_req *r)
-{
+	struct ctl_req *r = container_of(m, struct ctl_req, m);
+	struct verbs_owner *o = r->o;
 	struct verbs_qp *qp = r->qp;
 
 	pthread_mutex_lock(&qp->ctl_lock);
@@ -129,27 +79,32 @@ static void apply(struct verbs_owner *o, struct ctl_req *r)
 		o->detached(o, &qp->pub);
 }
 
+/* Control path: send @p r to the QP's owner and wait until it was applied. */
+static int submit(struct ctl_req *r)
+{
+	r->o = __atomic_load_n(&r->qp->owner, __ATOMIC_ACQUIRE);
+	r->m.fn = apply;
+	verbs_mbox_send(&r->o->mbox, &r->m);
+	return r->result;
+}
+
+int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ctl_req r = { .op = CTL_MODIFY, .qp = qp, .attr = attr, .mask = mask };
+
+	return submit(&r);
+}
+
+void verbs_owner_detach(struct verbs_qp *qp)
+{
+	struct ctl_req r = { .op = CTL_DETACH, .qp = qp };
+
+	submit(&r);
+}
+
 unsigned int verbs_owner_poll(struct verbs_owner *o)
 {
-	struct ctl_req *r, *next;
-	unsigned int n = 0;
-
-	/* Pairs with the store-release in submit(). */
-	if (__atomic_load_n(&o->pending, __ATOMIC_ACQUIRE) == 0)
-		return 0;
-	pthread_mutex_lock(&o->lock);
-	r = o->head;
-	o->head = NULL;
-	o->tail = NULL;
-	__atomic_store_n(&o->pending, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&o->lock);
-	for (; r != NULL; r = next, n++) {
-		next = r->next;	/* read before done: r lives on the caller's stack */
-		apply(o, r);
-		/* Pairs with the load-acquire of done in submit(). */
-		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-	}
-	return n;
+	return verbs_mbox_poll(&o->mbox);
 }
 
 /* ---- Doorbells (verbs_engine.h) ---- */

@@ -21,10 +21,10 @@
  *   exists): droce_modify_qp()/droce_destroy_qp() run directly in the calling thread under the
  *   QP's control lock, flush included. Whoever calls the data-path functions above for an
  *   unowned QP (the test driver) must not do so concurrently with modify/destroy of that QP.
- * - Owned (verbs_qp_attach(qp, owner)): droce_modify_qp() and droce_destroy_qp() queue a
- *   control request to the owner (a mutex-protected FIFO; the owner's idle check is one
- *   atomic load) and wait; the owner applies it between two data-path steps by calling
- *   verbs_owner_poll() from its loop. So control never races the
+ * - Owned (verbs_qp_attach(qp, owner)): droce_modify_qp() and droce_destroy_qp() send a
+ *   control request through the owner's mailbox (verbs_mbox_send(); the owner's idle check
+ *   is one atomic load) and wait; the owner applies it between two data-path steps by
+ *   calling verbs_owner_poll() from its loop. So control never races the
  *   data path, and the data path never takes a lock for control's sake.
  * Doorbell: the store-release of a queue's head by droce_post_*() publishes the WQEs; an owned
  * QP's droce_post_send() then rings its owner's doorbell (verbs_qp_db_ring()) unless the QP is
@@ -276,6 +276,42 @@ struct droce_device *verbs_device_find(const char *name);
 #define VERBS_DB_WORDS ((VERBS_DB_SLOTS + 63) / 64)
 #define VERBS_DB_SUM_WORDS ((VERBS_DB_WORDS + 63) / 64)
 
+/* ---- The control mailbox (mbox.c) ----
+ * "Run this on the thread that drives the data path, between two of its steps, and wait":
+ * any thread sends a message (it lives on the sender's stack), the consumer runs every queued
+ * one from its loop with verbs_mbox_poll() (one load-acquire when there is none). A closed
+ * mailbox has no consumer: the sender runs its message itself, under @c driver when set
+ * (the mutex whoever drives the data path holds for each of its iterations). */
+
+struct verbs_mbox_msg {
+	struct verbs_mbox_msg *next;
+	void (*fn)(struct verbs_mbox_msg *m);	/**< embed the message to find its arguments */
+	uint32_t done;				/**< store-release by the consumer */
+};
+
+struct verbs_mbox {
+	pthread_mutex_t lock;
+	struct verbs_mbox_msg *head;	/**< queued, oldest first (lock) */
+	struct verbs_mbox_msg *tail;
+	uint32_t pending;		/**< 1 when something is queued: store-release under lock */
+	bool open;			/**< a consumer polls (lock) */
+	pthread_mutex_t *driver;	/**< taken by a sender that runs its own message */
+};
+
+/** An open mailbox, no driver. */
+void verbs_mbox_init(struct verbs_mbox *mb);
+void verbs_mbox_fini(struct verbs_mbox *mb);
+/** Run @p m->fn(m) on the consumer between two of its steps (or here, when the mailbox is
+ *  closed) and return once it ran. */
+void verbs_mbox_send(struct verbs_mbox *mb, struct verbs_mbox_msg *m);
+/** The consumer: run what is queued, oldest first. @return how many. */
+unsigned int verbs_mbox_poll(struct verbs_mbox *mb);
+/** A consumer starts polling. */
+void verbs_mbox_open(struct verbs_mbox *mb);
+/** The consumer stops polling: what is queued runs now (here), later messages in their
+ *  senders. @return how many ran here. */
+unsigned int verbs_mbox_close(struct verbs_mbox *mb);
+
 /** An engine (lcore) that owns QPs. */
 struct verbs_owner {
 	/* Doorbells (verbs_qp_db_ring()): bit s of db_bits is set when the QP of slot s got SQ
@@ -287,32 +323,22 @@ struct verbs_owner {
 	uint64_t db_top __attribute__((aligned(64)));
 	uint64_t db_sum[VERBS_DB_SUM_WORDS] __attribute__((aligned(64)));
 	uint64_t db_bits[VERBS_DB_WORDS] __attribute__((aligned(64)));
-	/* Control requests: any thread queues (lock), the owner takes them all at once. The
-	 * owner's loop reads @c pending first (load-acquire, pairing with the store-release
-	 * under the lock), so an idle owner costs one load per poll. */
-	pthread_mutex_t lock;
-	void *head;		/**< queued requests, oldest first (lock) */
-	void *tail;
-	uint32_t pending;	/**< number queued */
+	/** Control requests (droce_modify_qp(), droce_destroy_qp() of its QPs) and whatever
+	 *  else its driver sends it (the engine's calls): verbs_owner_poll() runs them. Open
+	 *  after verbs_owner_init(); an owner driven by application threads (an inline engine)
+	 *  closes it and sets mbox.driver, so a request runs at once in the sender. */
+	struct verbs_mbox mbox;
 	/** Called by verbs_owner_poll() on the owner's thread when a QP is detached (it is about
 	 *  to be destroyed): the owner must drop every reference to it before returning. */
 	void (*detached)(struct verbs_owner *o, struct droce_qp *qp);
 	/** Called on the owner's thread after a droce_modify_qp() was applied successfully
 	 *  (@p attr_mask as the caller gave it), so the owner can update its protocol state. */
 	void (*modified)(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
-	/**
-	 * NULL: the owner runs its own loop and applies requests in verbs_owner_poll().
-	 * Non-NULL: a caller-driven (inline) owner. Its loop runs in application threads that hold
-	 * this mutex for each iteration; a control request is then applied at once by the
-	 * requesting thread under the same mutex (waiting for the owner to poll would deadlock
-	 * when the requester is the thread that drives it). Set before the first attach.
-	 */
-	pthread_mutex_t *driver;
 	void *arg;		/**< for the owner's use */
 };
 
-/** Initialise an owner (@p name is for logs). Sets detached, modified, driver and arg to NULL.
- *  @return 0, -errno. */
+/** Initialise an owner (@p name is for logs): detached, modified and arg NULL, its mailbox
+ *  open. @return 0, -errno. */
 int verbs_owner_init(struct verbs_owner *o, const char *name);
 /** Free an owner that owns no QP any more. */
 void verbs_owner_fini(struct verbs_owner *o);
