@@ -104,6 +104,7 @@ struct conn {
 	struct rdma_cm_id *id;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mmr;
+	bool connected;
 	struct msg slot[NRECV + 1];	/* NRECV receive slots, then the send slot */
 };
 
@@ -480,7 +481,7 @@ static bool conn_setup(struct conn *c, struct rdma_cm_id *id)
 
 static void conn_close(struct conn *c, bool disconnect)
 {
-	if (disconnect && c->id) {
+	if (disconnect) {
 		rdma_disconnect(c->id);
 		cm_step(RDMA_CM_EVENT_DISCONNECTED, "disconnect");
 	}
@@ -514,7 +515,8 @@ static bool server_accept(struct conn *c, const char *step)
 		return false;
 	if (rdma_accept(id, &conn_param))
 		return check(false, step, "rdma_accept: %s", strerror(errno));
-	return cm_step(RDMA_CM_EVENT_ESTABLISHED, step);
+	c->connected = cm_step(RDMA_CM_EVENT_ESTABLISHED, step);
+	return c->connected;
 }
 
 static bool client_connect(struct conn *c, struct addrinfo *dst, const char *step)
@@ -532,7 +534,8 @@ static bool client_connect(struct conn *c, struct addrinfo *dst, const char *ste
 		return false;
 	if (rdma_connect(id, &conn_param))
 		return check(false, step, "rdma_connect: %s", strerror(errno));
-	return cm_step(RDMA_CM_EVENT_ESTABLISHED, step);
+	c->connected = cm_step(RDMA_CM_EVENT_ESTABLISHED, step);
+	return c->connected;
 }
 
 /* ------------------------------------------------------------------ the server */
@@ -882,7 +885,7 @@ static int run_client(const char *server, const char *port)
 		ok = client_connect(&c, ai, step);
 		if (ok)
 			ok = f == F_MAIN ? client_main(&c) : client_bad(&c, f);
-		conn_close(&c, c.id != NULL && c.id->qp != NULL);
+		conn_close(&c, c.connected);
 		if (!ok) {
 			check(false, "flows", "flow %s failed: the later flows are not run",
 			      flow_name[f]);
