@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+"""Memory windows and remote invalidation against Linux Soft-RoCE: test/interop/mw_probe (an
+ordinary libibverbs + librdmacm program) on both ends of RC connections (doc/interop.md).
+
+usage: mw_interop.py [--pair droce|rxe] [--mtu 1500] --build DIR --rig DIR --logdir DIR
+                     [--probe PATH]
+
+pairs
+  droce  (default) mw_probe on droce's drop-ins (droce-run) on the rig's host endpoint
+         (10.47.0.100, config/rig.ini) against mw_probe on rxe in guest g1: droce as server,
+         then droce as client.
+  rxe    g1 as server, g2 as client, both rxe: proves the program and records rxe's answers.
+
+mw_probe runs the good flow (type-2 MW bound by IBV_WR_BIND_MW, type-1 by ibv_bind_mw, WRITE
+and READ through them, SEND_WITH_INV both ways with IBV_WC_WITH_INV and invalidated_rkey,
+re-bind, IBV_WR_LOCAL_INV) and five bad flows, each on a connection of its own (see the head of
+mw_probe.c for rxe's answers, which droce must match). Each run passes when both ends exit 0,
+print no FAIL line and every step of REQUIRED passed, and the capture of the run (the rig's
+bridge) passes the rig's icrc_check.py. A failure names the run and its steps.
+
+The guest carries the probe (RIG_EXTRA_BINS, its own RIG_CACHE /var/tmp/rxe-rig-mw: a rebuilt
+probe rebuilds that guest), the rig runs in netns "drocemw" with its state in
+/var/tmp/rxe-rig-mw/run-drocemw, and is always torn down. Exit: 0 all passed, 1 a failure, 77
+the rig cannot run here.
+"""
+import argparse
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("DROCE_INTEROP_NS", "drocemw")
+os.environ.setdefault("RIG_CACHE", "/var/tmp/rxe-rig-mw")
+os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig-mw/run-drocemw")
+import interop  # noqa: E402  (the rig: preflight, Rig, Capture, log, StepFailed)
+
+TOP = interop.TOP
+PORT = 18600
+RUN_TIMEOUT = 150           # one mw_probe run, both ends (TCG guests: ~20-40 s)
+STEP_RE = re.compile(r"^(PASS|FAIL) (\w+)\.(\w+): (.*)$", re.M)
+# The steps each end must have passed: a probe that skipped one cannot pass.
+REQUIRED = {
+    "server": ["reg_mr", "alloc_mw_type2", "alloc_mw_type1", "bind_type2_wr", "bind_type1_verb",
+               "send_windows", "write_data", "write_bounds", "read_checked_by_client",
+               "recv_send_with_inv", "wc_with_inv", "rebind_type2_after_remote_inv",
+               "local_inv_type2", "rebind_type2_after_local_inv", "send_with_inv_to_client",
+               "write_after_local_inv_receiver", "write_below_mw_receiver",
+               "write_past_mw_end_receiver", "read_without_rr_receiver",
+               "send_inv_type1_receiver"],
+    "client": ["reg_mr", "alloc_mw_type2", "bind_type2_wr", "write_type2", "read_type1",
+               "read_data", "send_rw_done", "send_with_inv_type2", "recv_send_with_inv",
+               "wc_with_inv", "rebind_type2_after_remote_inv", "send_bye",
+               "write_after_local_inv_requester", "write_below_mw_requester",
+               "write_past_mw_end_requester", "read_without_rr_requester",
+               "send_inv_type1_requester"],
+}
+
+
+def ensure_guest_probe(probe):
+    """The guest's initramfs carries @probe (RIG_EXTRA_BINS): build-guest.sh's stamp knows
+    the path, not the bytes, so a changed probe clears the stamp and the guest is rebuilt."""
+    os.environ["RIG_EXTRA_BINS"] = probe
+    cache = os.environ["RIG_CACHE"]
+    os.makedirs(cache, exist_ok=True)
+    with open(probe, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    mark = os.path.join(cache, "mw_probe.sha256")
+    old = open(mark).read().strip() if os.path.exists(mark) else ""
+    if old != digest:
+        try:
+            os.unlink(os.path.join(cache, "build.stamp"))
+        except OSError:
+            pass
+    return mark, digest
+
+
+class GuestEnd:
+    """mw_probe in guest @n, in the background, its output in a file there."""
+
+    def __init__(self, rig, n, probe):
+        self.rig, self.n, self.probe = rig, n, probe
+        self.name, self.ip = f"g{n}", f"10.47.0.{n}"
+        self.log = f"/tmp/mw-g{n}.log"
+
+    def start(self, args):
+        # -R: this end is rxe 6.1, whose deviations (mw_probe.c's head) it then expects
+        self.cmd = f"{self.probe} -R {' '.join(args)}"
+        self.rig.gx(self.n, f"rm -f {self.log}; (timeout {RUN_TIMEOUT} {self.cmd} > {self.log} "
+                            f"2>&1; echo exit=$? >> {self.log}) >/dev/null 2>&1 &")
+
+    def output(self):
+        return self.rig.gx(self.n, f"cat {self.log} 2>/dev/null").stdout
+
+    def wait(self, deadline):
+        """(exit status or None, output)"""
+        while True:
+            out = self.output()
+            m = re.search(r"^exit=(\d+)$", out, re.M)
+            if m:
+                return int(m.group(1)), out[:m.start()]
+            if time.time() > deadline:
+                return None, out
+            time.sleep(0.5)
+
+    def stop(self):
+        self.rig.gx(self.n, "killall -9 mw_probe 2>/dev/null; true")
+
+
+class DroceEnd:
+    """mw_probe on droce-run on the rig's host endpoint (10.47.0.100)."""
+
+    def __init__(self, rig, probe, runner, config, logf):
+        self.rig, self.probe, self.runner, self.config = rig, probe, runner, config
+        self.name, self.ip, self.logf, self.p = "droce", interop.DROCE_IP, logf, None
+
+    def start(self, args):
+        cmd = self.rig.nsexec(["timeout", str(RUN_TIMEOUT), self.runner, "-c", self.config,
+                               self.probe] + args)
+        self.cmd = " ".join(cmd)
+        with open(self.logf, "w") as f:
+            self.p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=TOP,
+                                      start_new_session=True)
+
+    def output(self):
+        with open(self.logf) as f:
+            return f.read()
+
+    def wait(self, deadline):
+        try:
+            return self.p.wait(timeout=max(0.1, deadline - time.time())), self.output()
+        except subprocess.TimeoutExpired:
+            return None, self.output()
+
+    def stop(self):
+        if self.p is not None and self.p.poll() is None:
+            with open(self.logf, "a") as f:
+                f.write(interop.describe_stuck(self.p.pid))
+            os.killpg(self.p.pid, signal.SIGKILL)
+            self.p.wait()
+
+
+def judge(role, rc, out):
+    """The failures of one end: its exit status, its FAIL lines, the REQUIRED steps it did not
+    pass (listed one by one only when nothing else failed). @return a list of strings (empty:
+    this end passed)."""
+    errs = []
+    if rc is None:
+        errs.append(f"{role} did not end within {RUN_TIMEOUT} s")
+    elif rc != 0:
+        errs.append(f"{role} exit {rc}" + (" (killed by its timeout)" if rc in (124, 137) else ""))
+    steps = {}
+    for verdict, who, step, text in STEP_RE.findall(out):
+        if who == role:
+            steps.setdefault(step, []).append(verdict)
+            if verdict == "FAIL":
+                errs.append(f"step {role}.{step}: {text}")
+    missing = [s for s in REQUIRED[role] if "PASS" not in steps.get(s, [])]
+    if missing and errs:
+        errs.append(f"{len(missing)} of the {len(REQUIRED[role])} required {role} steps never "
+                    f"passed, the first {role}.{missing[0]}")
+    else:
+        errs += [f"step {role}.{s}: never passed" for s in missing]
+    return errs
+
+
+def run_pair(rig, server, client, logdir, tag, icrc):
+    """One mw_probe run: @server listens, @client connects. @return a list of failures."""
+    pcap = os.path.join(logdir, tag + ".pcap")
+    cap = interop.Capture(rig, pcap)
+    errs = []
+    try:
+        server.start(["-s", "-a", server.ip, "-p", str(PORT)])
+        t_end = time.time() + 60
+        while "listening on" not in server.output():
+            if time.time() > t_end or re.search(r"^exit=|^FAIL ", server.output(), re.M) or \
+                    (isinstance(server, DroceEnd) and server.p.poll() is not None):
+                server.stop()
+                return [f"server-start: {server.name} is not listening: "
+                        f"{interop.tail(server.output())}"]
+            time.sleep(0.3)
+        deadline = time.time() + RUN_TIMEOUT + 10
+        client.start(["-c", server.ip, "-p", str(PORT)])
+        c_rc, c_out = client.wait(deadline)
+        s_rc, s_out = server.wait(time.time() + 20)
+    finally:
+        for end in (client, server):
+            end.stop()
+        dropped = cap.stop()
+    with open(os.path.join(logdir, tag + ".log"), "w") as f:
+        for who, end, rc, out in (("server", server, s_rc, s_out),
+                                  ("client", client, c_rc, c_out)):
+            f.write(f"--- {who}: {end.name}: {end.cmd} (exit {rc})\n{out}\n")
+    errs = judge("server", s_rc, s_out) + judge("client", c_rc, c_out)
+    p = interop.run([sys.executable, icrc, pcap], timeout=120)
+    if p.returncode != 0:
+        errs.append(f"capture: icrc_check.py: {interop.tail(p.stdout + p.stderr, 3)}")
+    if dropped:
+        errs.append(f"capture: tcpdump dropped {dropped} frames")
+    return errs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--rig", required=True)
+    ap.add_argument("--logdir", required=True)
+    ap.add_argument("--probe", default=None,
+                    help="the mw_probe binary (default BUILD/test/interop/mw_probe)")
+    ap.add_argument("--pair", choices=("droce", "rxe"), default="droce")
+    ap.add_argument("--mtu", type=int, default=1500, choices=(1500, 9000))
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    probe = os.path.abspath(args.probe or os.path.join(build, "test", "interop", "mw_probe"))
+    runner = os.path.join(build, "app", "droce-run", "droce-run")
+    rigdir = os.path.abspath(args.rig)
+    for need in [probe] + ([runner] if args.pair == "droce" else []):
+        if not os.access(need, os.X_OK):
+            interop.log(f"[FAIL] {need} is not built")
+            return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
+    mark, digest = ensure_guest_probe(probe)
+    try:
+        interop.preflight(rigdir)
+    except interop.StepFailed as e:
+        interop.log(f"[FAIL] {e}")
+        return 1
+    with open(mark, "w") as f:
+        f.write(digest + "\n")
+    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-mw-{args.pair}")
+    os.makedirs(logdir, exist_ok=True)
+    icrc = os.path.join(rigdir, "icrc_check.py")
+    rig = interop.Rig(rigdir, 2 if args.pair == "rxe" else 1, args.mtu)
+    t0, passed, failed = time.time(), 0, 0
+    try:
+        rig.up()
+        if args.pair == "rxe":
+            runs = [("rxe-g1=server,rxe-g2=client", GuestEnd(rig, 1, probe),
+                     GuestEnd(rig, 2, probe))]
+        else:
+            config = interop.rig_config(args.mtu, logdir)
+            runs = [(f"droce=server,rxe-g1=client", DroceEnd(rig, probe, runner, config,
+                     os.path.join(logdir, "droce-server.out")), GuestEnd(rig, 1, probe)),
+                    (f"rxe-g1=server,droce=client", GuestEnd(rig, 1, probe),
+                     DroceEnd(rig, probe, runner, config,
+                              os.path.join(logdir, "droce-client.out")))]
+        for name, server, client in runs:
+            t1 = time.time()
+            errs = run_pair(rig, server, client, logdir, re.sub(r"[^\w.=-]+", "_", name),
+                            icrc)
+            if errs:
+                failed += 1
+                interop.log(f"[FAIL] {name} ({time.time() - t1:.1f} s):\n  " +
+                            "\n  ".join(errs))
+            else:
+                passed += 1
+                interop.log(f"[PASS] {name} ({time.time() - t1:.1f} s)")
+    except interop.StepFailed as e:
+        interop.log(f"[FAIL] {e}")
+        failed += 1
+    finally:
+        rig.down()
+    interop.log(f"mw interop ({args.pair}): {passed} passed, {failed} failed "
+                f"({time.time() - t0:.0f} s); logs in {logdir}")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
