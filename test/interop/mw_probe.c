@@ -33,8 +33,9 @@
  * with; the client makes the one request and checks its completion; once the client has
  * disconnected, the server checks how its receive WR ended and its memory.
  *
- * What rxe does (Linux 6.1 rdma_rxe of Debian 12, rdma-core 44 librxe; measured rxe <-> rxe in the rig,
- * mw_interop.py --pair rxe). droce must do the same, except where marked "rxe deviates":
+ * What rxe does (Debian 12's Linux 6.1 rdma_rxe, rdma-core 44's librxe; measured rxe <-> rxe
+ * in the rig, mw_interop.py --pair rxe). droce must do the same, except where marked "rxe
+ * deviates":
  *   write_after_local_inv  WRITE through a type-2 rkey after IBV_WR_LOCAL_INV: the requester
  *                          completes IBV_WC_REM_ACCESS_ERR, its QP in ERR; the responder's QP
  *                          is in ERR (no async event), its receive WR completes
