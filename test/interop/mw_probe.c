@@ -39,8 +39,8 @@
  *   write_after_local_inv  WRITE through a type-2 rkey after IBV_WR_LOCAL_INV: the requester
  *                          completes IBV_WC_REM_ACCESS_ERR, its QP in ERR; the responder's QP
  *                          is in ERR (no async event), its receive WR completes
- *                          IBV_WC_WR_FLUSH_ERR (rxe flushes it late: seen after the
- *                          disconnect), its memory unchanged.
+ *                          IBV_WC_WR_FLUSH_ERR (when: varies, seen before and after the
+ *                          client's disconnect, so not judged), its memory unchanged.
  *   read_without_rr        READ through a type-2 MW bound REMOTE_WRITE only: the same.
  *   send_inv_type1         SEND_WITH_INV naming a type-1 MW's rkey (o10-37.2.26: a type-1 MW
  *                          cannot be invalidated by a SEND): rxe ACKs it, so the requester
