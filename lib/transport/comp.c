@@ -40,7 +40,7 @@ static void comp_one(struct transport_qp *t, struct comp_ctx *c, struct req_wqe 
 	struct transport_req *r = &t->req;
 
 	if (e->kind != RK_LOCAL) {	/* a local operation has no PSN and no resource */
-		if (e->kind >= RK_READ)
+		if (req_kind_rd_atomic(e->kind))
 			r->nrd--;
 		if (droce_psn_le(r->comp_psn, e->last_psn))
 			r->comp_psn = droce_psn_add(e->last_psn, 1);
@@ -184,7 +184,8 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 		TRANSPORT_LOG(DEBUG, "qp %u: retries exhausted at psn %u (sent up to %u), head %s "
 			      "psn %u-%u", t->qpn, r->comp_psn, r->psn_hwm,
 			      h == NULL ? "none" : h->kind == RK_READ ? "READ" :
-			      h->kind == RK_ATOMIC ? "ATOMIC" : "SEND/WRITE",
+			      h->kind == RK_ATOMIC ? "ATOMIC" : h->kind == RK_ATOMIC_WRITE ?
+			      "ATOMIC_WRITE" : h->kind == RK_FLUSH ? "FLUSH" : "SEND/WRITE",
 			      h != NULL ? h->first_psn : 0, h != NULL ? h->last_psn : 0);
 		TCNT(env, t, retry_exceeded);
 		comp_fail(t, c, IBV_WC_RETRY_EXC_ERR);
@@ -321,10 +322,10 @@ static bool is_other_kind(const struct req_wqe *e, uint8_t kind, uint32_t psn)
 	       !droce_psn_lt(e->last_psn, psn);
 }
 
-/* The head WQE @p e is an ATOMIC_WRITE: its answer is an RDMA READ response ONLY without
- * payload at its PSN (as rxe answers it); anything else there is a bad response. */
-static bool on_atomic_write_resp(struct comp_ctx *c, const struct droce_pkt *pkt,
-				 uint32_t psn, struct req_wqe *e)
+/* The head WQE @p e is an ATOMIC_WRITE or a FLUSH: its answer is an RDMA READ response ONLY
+ * without payload at its PSN (as rxe answers both); anything else there is a bad response. */
+static bool on_empty_read_resp(struct comp_ctx *c, const struct droce_pkt *pkt,
+			       uint32_t psn, struct req_wqe *e)
 {
 	if (psn != e->first_psn)
 		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
@@ -346,8 +347,8 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 
 	comp_implicit(t, c, psn, false);
 	e = head_wqe(t);
-	if (e != NULL && e->kind == RK_ATOMIC_WRITE) {
-		if (!on_atomic_write_resp(c, pkt, psn, e))
+	if (e != NULL && (e->kind == RK_ATOMIC_WRITE || e->kind == RK_FLUSH)) {
+		if (!on_empty_read_resp(c, pkt, psn, e))
 			return false;
 		comp_one(t, c, e);
 		return true;
@@ -438,7 +439,7 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		 * after the local ACK timeout, matters: with Linux's rdma_cm over RoCE the
 		 * timeout is 19 (2.1 s), and a long READ over a lossy link loses a packet of
 		 * nearly every response. */
-		if (e != NULL && e->kind >= RK_READ && droce_psn_lt(r->comp_psn, psn))
+		if (e != NULL && req_kind_rd_atomic(e->kind) && droce_psn_lt(r->comp_psn, psn))
 			comp_retry(env, t, &c, RETRY_IMPLIED_NAK);
 	}
 	if (transport_state(t) == IBV_QPS_ERR)

@@ -67,6 +67,8 @@ static enum req_kind wr_kind(uint32_t opcode)
 	case IBV_WR_BIND_MW:
 	case IBV_WR_LOCAL_INV:
 		return RK_LOCAL;
+	case DROCE_WR_FLUSH:
+		return RK_FLUSH;
 	default:
 		return RK_SEND;
 	}
@@ -80,7 +82,7 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 	static const int sge_access[] = { [RK_SEND] = 0, [RK_WRITE] = 0,
 					  [RK_READ] = IBV_ACCESS_LOCAL_WRITE,
 					  [RK_ATOMIC] = IBV_ACCESS_LOCAL_WRITE,
-					  [RK_ATOMIC_WRITE] = 0 };
+					  [RK_ATOMIC_WRITE] = 0, [RK_FLUSH] = 0 };
 	enum ibv_wc_status st;
 	int access;
 	uint32_t i;
@@ -92,7 +94,7 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 	/* LOCAL_INV, BIND_MW, TSO: not supported (every RC send/write opcode has an ONLY). */
 	if (e->kind < RK_READ && (w->opcode >= RTE_DIM(wr_ops) || wr_ops[w->opcode][OP_ONLY] == 0))
 		return IBV_WC_LOC_QP_OP_ERR;
-	if (e->kind >= RK_READ && t->max_rd_atomic == 0)
+	if (req_kind_rd_atomic(e->kind) && t->max_rd_atomic == 0)
 		return IBV_WC_LOC_QP_OP_ERR;
 	if (w->length > (1u << 31))	/* IBA 9.4: messages are at most 2^31 bytes */
 		return IBV_WC_LOC_LEN_ERR;
@@ -140,7 +142,7 @@ static bool req_may_start(const struct transport_qp *t, const struct req_wqe *e)
 		return false;
 	if (e->kind == RK_LOCAL)
 		return !(e->w->send_flags & IBV_SEND_FENCE) || r->nrd == 0;
-	if (e->kind >= RK_READ && r->nrd >= t->max_rd_atomic)
+	if (req_kind_rd_atomic(e->kind) && r->nrd >= t->max_rd_atomic)
 		return false;
 	if ((e->w->send_flags & IBV_SEND_FENCE) && r->nrd > 0)
 		return false;
@@ -150,13 +152,14 @@ static bool req_may_start(const struct transport_qp *t, const struct req_wqe *e)
 static void wqe_start(struct transport_qp *t, struct req_wqe *e)
 {
 	struct transport_req *r = &t->req;
-	uint32_t len = e->kind >= RK_ATOMIC ? 0 : e->w->length;
+	/* SEND, WRITE: a packet per MTU; READ: a response per MTU; the others one packet. */
+	uint32_t len = e->kind <= RK_READ ? e->w->length : 0;
 
 	e->npkts = RTE_MAX(div_up(len, t->mtu), 1u);
 	e->first_psn = r->psn;
 	e->last_psn = droce_psn_add(r->psn, e->npkts - 1);
 	e->started = 1;
-	if (e->kind >= RK_READ)
+	if (req_kind_rd_atomic(e->kind))
 		r->nrd++;
 }
 
@@ -238,6 +241,15 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 		h->reth.va = w->wr.rdma.remote_addr;
 		h->reth.rkey = w->wr.rdma.rkey;
 		h->reth.len = w->length;
+		return;
+	}
+	if (e->kind == RK_FLUSH) {	/* droce.h, droce_wr_set_flush(): wr.atomic, length */
+		h->opcode = DROCE_OP_RC_FLUSH;
+		h->reth.va = w->wr.atomic.remote_addr;
+		h->reth.rkey = w->wr.atomic.rkey;
+		h->reth.len = w->length;
+		h->feth.plt = w->wr.atomic.swap & DROCE_FETH_PLT_MASK;
+		h->feth.sel = (w->wr.atomic.swap & DROCE_FETH_SEL_MASK) >> DROCE_FETH_SEL_SHIFT;
 		return;
 	}
 	h->opcode = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? DROCE_OP_RC_COMPARE_SWAP :

@@ -3,9 +3,10 @@
  */
 /*
  * The RC responder: admission, PSN checks (IBA 9.7.5.1), opcode sequence, resources, length
- * and R_Key checks, then execution of SEND, RDMA WRITE, RDMA READ and ATOMIC requests. The
- * checks run in the order rxe runs them (PSN, opcode sequence, opcode validity, resources,
- * length, R_Key), so no byte of memory is written before every check has passed.
+ * and R_Key checks, then execution of SEND, RDMA WRITE, RDMA READ, ATOMIC, ATOMIC_WRITE and
+ * FLUSH requests. The checks run in the order rxe runs them (PSN, opcode sequence, opcode
+ * validity, resources, length, R_Key), so no byte of memory is written before every check has
+ * passed.
  * Responses leave through resp_out.c, in PSN order.
  */
 #include <string.h>
@@ -329,7 +330,7 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	return RR_OK;
 }
 
-/* The responder resource of a one-packet request at @p psn (ATOMIC, ATOMIC_WRITE), with the
+/* The responder resource of a one-packet request at @p psn (ATOMIC, ATOMIC_WRITE, FLUSH), with the
  * next MSN. */
 static struct resp_res *res_take_one(struct transport_qp *t, uint8_t kind, uint32_t psn)
 {
@@ -409,6 +410,55 @@ static enum resp_result do_atomic_write(struct transport_env *env, struct transp
 	return RR_OK;
 }
 
+/*
+ * RDMA FLUSH (IBA 1.5; rxe since Linux 6.2). The FETH names the placement types (a non-empty
+ * set of global visibility and persistence; anything else, or a selectivity level other than
+ * range or MR, is a malformed request: NAK invalid request, counted inv_req_err) and the MR
+ * needs the access flag of each (DROCE_ACCESS_FLUSH_GLOBAL / _PERSISTENT; the QP's access
+ * flags are not looked at, as rxe's check_op_valid()). Selectivity range: [VA, VA + length)
+ * must lie in the MR (length 0 too: the R_Key is checked, as rxe); MR: the whole MR, the VA
+ * and length are ignored. Anything else is an R_Key violation (NAK remote access error).
+ * Requests are executed in PSN order, so every earlier WRITE of the QP has been placed; the
+ * store fence makes them visible before the answer is built. droce has no persistent memory:
+ * a persistent FLUSH does the same (doc/api.md). It takes a responder resource, as READ, and
+ * is answered with an RDMA READ response ONLY without payload (as rxe), replayed for a retry
+ * without flushing again.
+ */
+static enum resp_result do_flush(struct transport_env *env, struct transport_qp *t,
+				 const struct droce_pkt *pkt, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	const struct droce_feth *feth = droce_pkt_ext(pkt, DROCE_HDR_FETH);
+	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+	uint8_t plt = droce_feth_plt(feth), sel = droce_feth_sel(feth);
+	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
+	int access = 0;
+	size_t mr_len;
+	uint8_t *addr;
+
+	if (plt == 0 || (plt & ~(DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT)) ||
+	    sel > DROCE_FLUSH_MR)
+		return RR_INV_REQ;
+	if (s->nres == 0)
+		return RR_INV_ACC;
+	if (plt & DROCE_FLUSH_GLOBAL)
+		access |= DROCE_ACCESS_FLUSH_GLOBAL;
+	if (plt & DROCE_FLUSH_PERSISTENT)
+		access |= DROCE_ACCESS_FLUSH_PERSISTENT;
+	if (sel == DROCE_FLUSH_MR)
+		addr = verbs_mr_remote_whole(t->dev, t->qp->pd, rkey, access, &mr_len);
+	else
+		addr = transport_rkey_mem(t, rkey, rte_be_to_cpu_64(reth->va),
+					  rte_be_to_cpu_32(reth->len), access);
+	if (addr == NULL)
+		return RR_ACCESS;
+	if (res_busy(env, t))
+		return RR_INV_ACC;
+	rte_wmb();
+	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_FLUSH, psn) - s->res));
+	return RR_OK;
+}
+
 static struct resp_res *res_find(struct transport_qp *t, uint8_t kind, uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
@@ -427,7 +477,8 @@ static struct resp_res *res_find(struct transport_qp *t, uint8_t kind, uint32_t 
 /*
  * IBA 9.7.5.1.2 (C9-105..C9-113): a duplicate SEND/WRITE is ACKed again; a duplicate READ is
  * answered again from its RETH (memory is read again, as rxe does); a duplicate ATOMIC is
- * answered from the saved result and never executed twice.
+ * answered from the saved result and never executed twice, a duplicate ATOMIC_WRITE or FLUSH
+ * answered again and not executed again.
  */
 static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 			   const struct droce_pkt *pkt, uint32_t psn)
@@ -467,8 +518,9 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		r->len = dlen;
 		r->off = 0;
 		r->start_psn = psn;
-	} else if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR)) {
-		r = res_find(t, (pkt->mask & DROCE_M_ATOMIC) ? RK_ATOMIC : RK_ATOMIC_WRITE, psn);
+	} else if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR | DROCE_M_FLUSH)) {
+		r = res_find(t, (pkt->mask & DROCE_M_ATOMIC) ? RK_ATOMIC :
+				(pkt->mask & DROCE_M_ATMWR) ? RK_ATOMIC_WRITE : RK_FLUSH, psn);
 		if (r == NULL) {
 			TCNT(env, t, rx_dup_dropped);
 			return;
@@ -539,7 +591,9 @@ static enum resp_result resp_execute(struct transport_env *env, struct transport
 		return do_atomic(env, t, pkt, psn);
 	if (pkt->mask & DROCE_M_ATMWR)
 		return do_atomic_write(env, t, m, pkt, psn);
-	return RR_INV_REQ;	/* FLUSH: not supported */
+	if (pkt->mask & DROCE_M_FLUSH)
+		return do_flush(env, t, pkt, psn);
+	return RR_INV_REQ;	/* no other request opcode exists */
 }
 
 /* After an accepted packet: advance the expected PSN and ACK what asked for it (an
@@ -558,7 +612,7 @@ static void resp_accepted(struct transport_env *env, struct transport_qp *t,
 		return;
 	}
 	s->epsn = droce_psn_add(psn, 1);
-	if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR)) {	/* answered by its response */
+	if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR | DROCE_M_FLUSH)) {	/* its response */
 		s->since_ack = 0;
 		return;
 	}

@@ -59,7 +59,8 @@ void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t i)
 		TCNT(env, t, resp_out_full);	/* the requester times out and asks again */
 		return;
 	}
-	/* An ATOMIC_WRITE is answered as a READ of 0 bytes: READ response ONLY, no payload. */
+	/* An ATOMIC_WRITE or FLUSH is answered as a READ of 0 bytes: READ response ONLY, no
+	 * payload. */
 	o->type = r->kind == RK_ATOMIC ? OUT_ATOMIC : OUT_READ;
 	o->res = i;
 	o->psn = r->first_psn;

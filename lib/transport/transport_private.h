@@ -56,11 +56,19 @@ enum req_kind {
 	RK_READ,
 	RK_ATOMIC,
 	RK_ATOMIC_WRITE,	/**< 8 bytes carried, answered like a READ of 0 bytes */
+	RK_FLUSH,		/**< FETH + RETH, no payload, answered like a READ of 0 bytes */
 	/** BIND_MW, LOCAL_INV: no packet, no PSN; done by the requester when it reaches it
 	 *  (req_local()), completed once every WQE before it completed. Never counted by
 	 *  the kind ranges above (nrd, the packet builders). */
 	RK_LOCAL,
 };
+
+/** Does a request of @p kind hold a responder resource: limited by max_rd_atomic, waited
+ *  for by a fence, completed by its own response only? (Named kinds: not a range.) */
+static inline bool req_kind_rd_atomic(uint8_t kind)
+{
+	return kind == RK_READ || kind == RK_ATOMIC || kind == RK_ATOMIC_WRITE || kind == RK_FLUSH;
+}
 
 /** The requester's view of one send WQE handed out by verbs_sq_next(). */
 struct req_wqe {
@@ -105,7 +113,7 @@ struct transport_req {
 
 /** A responder resource (IBA 9.7.5.1.x): one READ or ATOMIC, kept for replay. */
 struct resp_res {
-	uint8_t kind;			/**< 0 (free), RK_READ, RK_ATOMIC, RK_ATOMIC_WRITE */
+	uint8_t kind;			/**< 0 (free), RK_READ, RK_ATOMIC, RK_ATOMIC_WRITE, RK_FLUSH */
 	bool queued;			/**< in the output queue */
 	bool answered;			/**< its original response went out whole */
 	uint32_t first_psn;

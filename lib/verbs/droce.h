@@ -280,8 +280,60 @@ struct droce_pd *droce_alloc_pd(struct droce_context *context);
 /** ibv_dealloc_pd(3). @return 0, EINVAL (NULL), EBUSY (an MR, QP, SRQ or AH uses it). */
 int droce_dealloc_pd(struct droce_pd *pd);
 
+/*
+ * ---- RDMA FLUSH (IBA 1.5; Linux Soft-RoCE since 6.2) ----
+ * rdma-core 44 (Debian 12) has no IBV_WR_FLUSH, IBV_WC_FLUSH, IBV_ACCESS_FLUSH_*, and no
+ * ibv_wr_flush(); droce names them DROCE_* with the values newer rdma-core gives them, so a
+ * program moving to newer headers keeps its numbers.
+ */
+/** ibv_send_wr.opcode of a FLUSH (rdma-core's IBV_WR_FLUSH). RC only. */
+#define DROCE_WR_FLUSH ((enum ibv_wr_opcode)14)
+/** ibv_wc.opcode of a FLUSH's completion (rdma-core's IBV_WC_FLUSH). */
+#define DROCE_WC_FLUSH ((enum ibv_wc_opcode)8)
+/** MR access: FLUSH with placement type DROCE_FLUSH_GLOBAL may name the MR. */
+#define DROCE_ACCESS_FLUSH_GLOBAL (1 << 8)
+/** MR access: FLUSH with placement type DROCE_FLUSH_PERSISTENT may name the MR. droce has no
+ *  persistent memory: see doc/api.md ("RDMA FLUSH") for what such a FLUSH does. */
+#define DROCE_ACCESS_FLUSH_PERSISTENT (1 << 9)
+/** Placement types (FETH PlacementType bits; rdma-core's enum ibv_placement_type). */
+enum droce_flush_type {
+	DROCE_FLUSH_GLOBAL = 1,		/**< global visibility */
+	DROCE_FLUSH_PERSISTENT = 2,	/**< persistence */
+};
+/** Selectivity levels (FETH; rdma-core's enum ibv_selectivity_level). */
+enum droce_flush_level {
+	DROCE_FLUSH_RANGE = 0,		/**< the bytes [remote_addr, remote_addr + len) */
+	DROCE_FLUSH_MR = 1,		/**< the whole MR of the R_Key (remote_addr, len ignored) */
+};
+
 /**
- * ibv_reg_mr(3). Access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC
+ * Fill @p wr as a FLUSH, the arguments of rdma-core's ibv_wr_flush(). struct ibv_send_wr of
+ * rdma-core 44 has no flush member, so a FLUSH WR carries (this function writes exactly these;
+ * wr_id, next and send_flags stay the caller's):
+ * - opcode DROCE_WR_FLUSH, num_sge 0, sg_list NULL (a FLUSH moves no local data);
+ * - wr.atomic.remote_addr: the remote VA; wr.atomic.rkey: the R_Key;
+ * - wr.atomic.compare_add: the length in bytes (at most 2^31);
+ * - wr.atomic.swap: the FETH word as the wire has it (host order): placement type (a non-empty
+ *   set of enum droce_flush_type) in bits 0-3, selectivity level in bits 4-5; other bits 0.
+ * droce_post_send() refuses anything else with EINVAL: SGEs, IBV_SEND_INLINE, an empty or
+ * unknown placement type, an unknown level, a longer length, a QP that is not RC.
+ * The FLUSH completes DROCE_WC_FLUSH with byte_len = the length (as rxe reports it).
+ */
+static inline void droce_wr_set_flush(struct ibv_send_wr *wr, uint32_t rkey, uint64_t remote_addr,
+				      uint32_t len, uint8_t type, uint8_t level)
+{
+	wr->opcode = DROCE_WR_FLUSH;
+	wr->sg_list = NULL;
+	wr->num_sge = 0;
+	wr->wr.atomic.remote_addr = remote_addr;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.compare_add = len;
+	wr->wr.atomic.swap = (uint64_t)type | (uint64_t)level << 4;
+}
+
+/**
+ * ibv_reg_mr(3). Access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
+ * DROCE_ACCESS_FLUSH_GLOBAL, DROCE_ACCESS_FLUSH_PERSISTENT
  * (REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE, as rdma-core); optional-range flags
  * (IBV_ACCESS_RELAXED_ORDERING...) are accepted and ignored. lkey and rkey are unique among live
  * MRs and carry 19 random bits each.
@@ -434,8 +486,9 @@ int droce_destroy_qp(struct droce_qp *qp);
  * window whose R_Key is wr->invalidate_rkey (anything else: IBV_WC_LOC_QP_OP_ERR, as rxe).
  * Both ignore sg_list and complete in order with IBV_WC_BIND_MW / IBV_WC_LOCAL_INV.
  * @return 0, or EINVAL (NULL, wrong state, opcode not valid for the QP type, bad flags,
- *   num_sge > max_send_sge, inline data > max_inline_data, UD without a valid AH; BIND_MW: no
- *   such window, a type-1 window, unknown access bit), ENOMEM (the send queue is full).
+ *   num_sge > max_send_sge, inline data > max_inline_data, UD without a valid AH, a FLUSH not
+ *   as droce_wr_set_flush() says; BIND_MW: no such window, a type-1 window, unknown access
+ *   bit), ENOMEM (the send queue is full).
  */
 int droce_post_send(struct droce_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /**

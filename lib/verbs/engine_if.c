@@ -30,6 +30,8 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_opcode)
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case DROCE_WR_FLUSH:
+		return DROCE_WC_FLUSH;
 	default:
 		return IBV_WC_SEND;
 	}

@@ -379,7 +379,7 @@ uint8_t *verbs_mw_remote_mem(struct droce_device *dev, const struct droce_pd *pd
 		return NULL;
 	/* rxe_lookup_mw(): key, PD, the binding QP for type 2, a binding, the access. */
 	if (mw->rkey != rkey || mw->state != MW_VALID || mw->length == 0 || mw->pd != pd ||
-	    (mw->pub.type == IBV_MW_TYPE_2 && mw->qp != qp) || !(mw->access & access))
+	    (mw->pub.type == IBV_MW_TYPE_2 && mw->qp != qp) || (mw->access & access) != access)
 		goto out;
 	if (mw->zero_based) {
 		off = va;

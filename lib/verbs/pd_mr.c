@@ -27,7 +27,8 @@
 
 /* Access bits droce accepts; the optional range is advisory and ignored (as rdma-core). */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | \
+		      DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT)
 #define MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 /* An iova keeps its address's offset in the page (as the kernel's reg_mr requires). */
 #define MR_PAGE_MASK 4095u
@@ -357,23 +358,45 @@ uint64_t verbs_mr_iova(const struct droce_mr *mr)
 	return container_of(mr, const struct verbs_mr, pub)->iova;
 }
 
+/* The live MR R_Key @p rkey names, if it belongs to @p pd and has every bit of @p access. */
+static const struct verbs_mr *remote_mr(struct droce_device *dev, const struct droce_pd *pd,
+					uint32_t rkey, int access)
+{
+	const struct droce_mr *m = verbs_mr_lookup(dev, rkey, true);
+	const struct verbs_mr *mr;
+
+	if (m == NULL)
+		return NULL;
+	mr = container_of(m, const struct verbs_mr, pub);
+	if (m->pd != pd || (mr->access & access) != access)
+		return NULL;
+	return mr;
+}
+
 uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd,
 			     const struct droce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len,
 			     int access)
 {
-	const struct droce_mr *m;
 	const struct verbs_mr *mr;
 
 	if (unlikely(rkey & VERBS_KEY_MW))
 		return verbs_mw_remote_mem(dev, pd, qp, rkey, va, len, access);
-	m = verbs_mr_lookup(dev, rkey, true);
-	if (m == NULL)
+	mr = remote_mr(dev, pd, rkey, access);
+	if (mr == NULL || va < mr->iova || va - mr->iova > mr->pub.length ||
+	    len > mr->pub.length - (va - mr->iova))
 		return NULL;
-	mr = container_of(m, const struct verbs_mr, pub);
-	if (m->pd != pd || !(mr->access & access) || va < mr->iova ||
-	    va - mr->iova > m->length || len > m->length - (va - mr->iova))
+	return (uint8_t *)mr->pub.addr + (va - mr->iova);
+}
+
+uint8_t *verbs_mr_remote_whole(struct droce_device *dev, const struct droce_pd *pd,
+			       uint32_t rkey, int access, size_t *len)
+{
+	const struct verbs_mr *mr = remote_mr(dev, pd, rkey, access);
+
+	if (mr == NULL)
 		return NULL;
-	return (uint8_t *)m->addr + (va - mr->iova);
+	*len = mr->pub.length;
+	return mr->pub.addr;
 }
 
 /* The slow part of verbs_sge_iova(): each SGE whose lkey names an MR registered under another

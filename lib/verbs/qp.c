@@ -265,7 +265,7 @@ int droce_query_qp(struct droce_qp *q, struct ibv_qp_attr *attr, int attr_mask,
 
 static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
-	switch (op) {
+	switch ((uint32_t)op) {	/* DROCE_WR_FLUSH is not in rdma-core 44's enum */
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 		return true;
@@ -277,6 +277,7 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:	/* IBA 9.4.1: RC only (SEND_*_WITH_INVALIDATE) */
 	case IBV_WR_ATOMIC_WRITE:
+	case DROCE_WR_FLUSH:
 		return t == IBV_QPT_RC;
 	case IBV_WR_BIND_MW:		/* ibv_post_send(3): UC, RC (and XRC) */
 	case IBV_WR_LOCAL_INV:
@@ -289,6 +290,18 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 static bool is_atomic(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* A FLUSH as droce_wr_set_flush() (droce.h) writes it: no SGE, not inline, a length of at
+ * most 2^31, a non-empty set of known placement types and a known selectivity level. */
+static bool flush_ok(const struct ibv_send_wr *wr)
+{
+	uint64_t feth = wr->wr.atomic.swap, plt = feth & 0xf, level = feth >> 4;
+
+	return wr->num_sge == 0 && !(wr->send_flags & IBV_SEND_INLINE) &&
+	       wr->wr.atomic.compare_add <= (1u << 31) && plt != 0 &&
+	       !(plt & ~(uint64_t)(DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT)) &&
+	       level <= DROCE_FLUSH_MR;
 }
 
 static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
@@ -310,6 +323,8 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 	if (unlikely(wr->opcode >= IBV_WR_RDMA_READ)) {
 		/* ATOMIC_WRITE: 8 bytes (SGEs or inline) to an 8-byte aligned address. */
 		if (wr->opcode == IBV_WR_ATOMIC_WRITE && (len != 8 || (wr->wr.rdma.remote_addr & 7)))
+			return EINVAL;
+		if (wr->opcode == DROCE_WR_FLUSH && !flush_ok(wr))
 			return EINVAL;
 		if ((wr->send_flags & IBV_SEND_INLINE) &&
 		    (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode)))
@@ -360,11 +375,13 @@ static int fill_send(struct verbs_qp *qp, struct verbs_send_wqe *w, const struct
 		w->wr.ud.av = to_vah(wr->wr.ud.ah)->av;
 		w->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		w->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
-	} else if (is_atomic(wr->opcode)) {
+	} else if (is_atomic(wr->opcode) || wr->opcode == DROCE_WR_FLUSH) {
 		w->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
 		w->wr.atomic.compare_add = wr->wr.atomic.compare_add;
-		w->wr.atomic.swap = wr->wr.atomic.swap;
+		w->wr.atomic.swap = wr->wr.atomic.swap;	/* FLUSH: the FETH word */
 		w->wr.atomic.rkey = wr->wr.atomic.rkey;
+		if (wr->opcode == DROCE_WR_FLUSH)	/* its RETH length and byte_len */
+			w->length = (uint32_t)wr->wr.atomic.compare_add;
 	} else {
 		w->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		w->wr.rdma.rkey = wr->wr.rdma.rkey;

@@ -153,8 +153,11 @@ static int check_values(const struct verbs_qp *qp, const struct ibv_qp_attr *a, 
 		return EINVAL;
 	if (((mask & PKEY) && a->pkey_index != 0) || ((mask & PORT) && a->port_num != 1))
 		return EINVAL;
+	/* The FLUSH bits are accepted (newer rdma-core's tests set them on QPs) and not needed:
+	 * a FLUSH is checked against its MR's access only, as rxe does. */
 	if ((mask & ACC) && (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT)))
 		return EINVAL;
 	if ((mask & MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;

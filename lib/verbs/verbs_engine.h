@@ -235,13 +235,17 @@ int verbs_mr_access(const struct droce_mr *mr);
 uint64_t verbs_mr_iova(const struct droce_mr *mr);
 /**
  * The memory [va, va + len) names through @p rkey on @p dev, if the rkey names a live MR of
- * @p pd with @p access that covers that range of its iova space, or a window bound in @p pd
- * (type 2: through @p qp) with @p access that covers it. @return The process address of va,
- * or NULL.
+ * @p pd with every bit of @p access that covers that range of its iova space, or a window
+ * bound in @p pd (type 2: through @p qp) with those bits that covers it. @return The process
+ * address of va, or NULL.
  */
 uint8_t *verbs_mr_remote_mem(struct droce_device *dev, const struct droce_pd *pd,
 			     const struct droce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len,
 			     int access);
+/** As verbs_mr_remote_mem() for the whole MR (RDMA FLUSH of selectivity MR): its memory and
+ *  length (*@p len) if @p rkey names a live MR of @p pd with every bit of @p access, else NULL. */
+uint8_t *verbs_mr_remote_whole(struct droce_device *dev, const struct droce_pd *pd,
+			       uint32_t rkey, int access, size_t *len);
 
 /** Bit 31 of an R_Key: set in a memory window's, clear in an MR's. */
 #define VERBS_KEY_MW (1u << 31)

@@ -16,6 +16,7 @@
 static struct tt tt;
 static uint8_t *lbuf, *rbuf;
 static struct droce_mr *lmr, *rmr;
+static struct droce_mr *fmr;	/* rbuf's first 4 KiB with FLUSH_GLOBAL only */
 static const int all_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -382,6 +383,9 @@ static struct tt_qp *sent_unanswered(enum ibv_wr_opcode op, uint32_t len, bool t
 
 	tt.blackhole[1] = true;
 	wr_rdma(&wr, &sge, op, len, (uintptr_t)rbuf, rmr->rkey);
+	if (op == DROCE_WR_FLUSH)
+		droce_wr_set_flush(&wr, fmr->rkey, (uintptr_t)rbuf, len, DROCE_FLUSH_GLOBAL,
+				   DROCE_FLUSH_RANGE);
 	tt_post_send(q, &wr);
 	if (two) {
 		wr.wr_id = 43;
@@ -426,6 +430,15 @@ static void bad_responses(void)
 	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p + 2, 952);
 	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
 	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
+	/* a FLUSH answered by a READ response with payload, or by an atomic ACK */
+	q = sent_unanswered(DROCE_WR_FLUSH, 100, false);
+	respond(q, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, p, 8);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
+	q = sent_unanswered(DROCE_WR_FLUSH, 100, false);
+	respond(q, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, p, 0);
+	expect_send_status(q, IBV_WC_BAD_RESP_ERR);
+	CHECK_EQ(tt.cnt[0].rx_bad_resp, 1);
 	/* not bad: the READ's second response with its first lost, then the responder heard
 	 * again: an implied NAK asks from the first PSN and the READ completes */
 	q = sent_unanswered(IBV_WR_RDMA_READ, 3000, false);
@@ -448,17 +461,27 @@ static void inject_req(struct tt_qp *q, struct droce_hdr_fields *h, uint32_t psn
 	tt_inject_h(&tt, 1, h, len);
 }
 
-/* The responder's class C error on a hand-built request: one NAK invalid request at its
- * PSN, memory untouched, the QP in ERR with the event @p ev alone. */
-static void expect_inv_req(struct tt_qp *q, uint32_t psn, int ev)
+/* The responder's class C error on a hand-built request: one NAK @p code (invalid request,
+ * remote access error) at its PSN, counted, memory untouched, the QP in ERR with the event
+ * @p ev alone. */
+static void expect_nak(struct tt_qp *q, uint32_t psn, uint8_t code, int ev)
 {
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
-	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | DROCE_NAK_INV_REQ), 1);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | code), 1);
+	CHECK_EQ(tap_count(1, -1, -1), 1);
 	CHECK_EQ(tap_find(1, DROCE_OP_RC_ACKNOWLEDGE, -1, 0)->psn, psn & 0xffffff);
 	CHECK_EQ(rbuf[4], 0x5a);
-	CHECK_EQ(tt.cnt[1].inv_req_err, 1);
+	if (code == DROCE_NAK_REM_ACCESS)
+		CHECK_EQ(tt.cnt[1].access_err, 1);
+	else
+		CHECK_EQ(tt.cnt[1].inv_req_err, 1);
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_ERR);
 	only_event(ev);
+}
+
+static void expect_inv_req(struct tt_qp *q, uint32_t psn, int ev)
+{
+	expect_nak(q, psn, DROCE_NAK_INV_REQ, ev);
 }
 
 /* IBA 9.4.5: a misaligned atomic is NAKed invalid request (rxe's ERR_MISALIGNED_ATOMIC),
@@ -532,6 +555,209 @@ static void atomic_write(void)
 	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
 	printf("atomic_write_read_response_only_duplicate_not_rewritten: ok\n");
+}
+
+/* A FLUSH built by hand from @p q to its peer: placement @p plt, selectivity @p sel, RETH. */
+static void inject_flush(struct tt_qp *q, uint32_t psn, uint8_t plt, uint8_t sel, uint64_t va,
+			 uint32_t len, uint32_t rkey)
+{
+	struct droce_hdr_fields h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = DROCE_OP_RC_FLUSH;
+	h.feth.plt = plt;
+	h.feth.sel = sel;
+	h.reth.va = va;
+	h.reth.rkey = rkey;
+	h.reth.len = len;
+	inject_req(q, &h, psn, 0);
+}
+
+/*
+ * RDMA FLUSH at the responder (fmr: rbuf's first 4 KiB with FLUSH_GLOBAL; gp: the next 4 KiB
+ * with FLUSH_GLOBAL and FLUSH_PERSISTENT): a range inside the MR, an empty range at its end,
+ * the whole MR (selectivity MR: VA and length outside it are ignored) and a persistent +
+ * global range are each answered with an RDMA READ response ONLY without payload at their
+ * PSN, nothing else, memory untouched, the QP in RTS; a retry of one (its PSN again) is
+ * answered again without being checked or executed again: its MR was deregistered since
+ * (as rxe's replay).
+ */
+static void flush_responder(void)
+{
+	struct droce_mr *gp = tt_mr(&tt, 1, rbuf + 4096, 4096,
+				    DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT);
+	uint64_t base = (uintptr_t)rbuf;
+	const struct tap_rec *r;
+	struct tt_opts o;
+	struct tt_qp *q;
+	unsigned int i;
+
+	tt_opts_default(&o);
+	q = fresh(&o);
+	memset(rbuf, 0x5a, 8192);
+	inject_flush(q, o.psn[0], DROCE_FLUSH_GLOBAL, DROCE_FLUSH_RANGE, base + 8, 100, fmr->rkey);
+	inject_flush(q, droce_psn_add(o.psn[0], 1), DROCE_FLUSH_GLOBAL, DROCE_FLUSH_RANGE,
+		     base + 4096, 0, fmr->rkey);
+	inject_flush(q, droce_psn_add(o.psn[0], 2), DROCE_FLUSH_GLOBAL, DROCE_FLUSH_MR, 0,
+		     0xffffffffu, fmr->rkey);
+	inject_flush(q, droce_psn_add(o.psn[0], 3), DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT,
+		     DROCE_FLUSH_RANGE, base + 4096, 4096, gp->rkey);
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 0x1f), 4);
+	CHECK_EQ(tap_count(1, -1, -1), 4);
+	for (i = 0; i < 4; i++) {
+		r = tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, i);
+		CHECK_EQ(r->psn, droce_psn_add(o.psn[0], i));
+		CHECK_EQ(r->len, 0);
+	}
+	for (i = 0; i < 8192; i++)
+		CHECK_EQ(rbuf[i], 0x5a);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
+	CHECK_EQ(tt.cnt[1].access_err + tt.cnt[1].inv_req_err, 0);
+	CHECK_EQ(droce_dereg_mr(gp), 0);
+	inject_flush(q, droce_psn_add(o.psn[0], 3), DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT,
+		     DROCE_FLUSH_RANGE, base + 4096, 4096, gp->rkey);	/* the retry */
+	tt_run(&tt, NULL, NULL, NS_LIMIT);
+	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 0x1f), 5);
+	CHECK_EQ(tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, 4)->psn,
+		 droce_psn_add(o.psn[0], 3));
+	CHECK_EQ(tt.cnt[1].duplicate_request, 1);
+	CHECK_EQ(tt.cnt[1].rx_dup_dropped, 0);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
+	printf("flush_range_empty_mr_level_persistent_read_response_only_retry_replayed: ok\n");
+}
+
+/* A FLUSH the responder refuses: NAK @p code with event @p ev, the QP in ERR. */
+static void flush_refused(const char *what, uint8_t plt, uint8_t sel, uint64_t va, uint32_t len,
+			  uint32_t rkey, uint8_t code, int ev, uint32_t max_dest_rd_atomic)
+{
+	struct tt_opts o;
+	struct tt_qp *q;
+
+	tt_opts_default(&o);
+	o.max_dest_rd_atomic[1] = max_dest_rd_atomic;
+	q = fresh(&o);
+	memset(rbuf, 0x5a, 64);
+	inject_flush(q, o.psn[0], plt, sel, va, len, rkey);
+	expect_nak(q, o.psn[0], code, ev);
+	printf("%s: ok\n", what);
+}
+
+/* The responder's FLUSH rules (rxe's check_rkey() for FLUSH, and droce's stricter FETH check):
+ * the MR needs the FLUSH access flag of every placement type named, the range must lie in it;
+ * an empty or unknown placement type or an unknown selectivity level is malformed; a FLUSH
+ * takes a responder resource. */
+static void flush_errors(void)
+{
+	uint64_t base = (uintptr_t)rbuf;
+
+	flush_refused("flush_mr_without_flush_access_nak_rem_access", DROCE_FLUSH_GLOBAL,
+		      DROCE_FLUSH_RANGE, base, 64, rmr->rkey, DROCE_NAK_REM_ACCESS,
+		      IBV_EVENT_QP_ACCESS_ERR, 16);
+	flush_refused("flush_mr_level_without_flush_access_nak_rem_access", DROCE_FLUSH_GLOBAL,
+		      DROCE_FLUSH_MR, base, 64, rmr->rkey, DROCE_NAK_REM_ACCESS,
+		      IBV_EVENT_QP_ACCESS_ERR, 16);
+	flush_refused("flush_persistent_to_global_only_mr_nak_rem_access",
+		      DROCE_FLUSH_PERSISTENT, DROCE_FLUSH_RANGE, base, 64, fmr->rkey,
+		      DROCE_NAK_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR, 16);
+	flush_refused("flush_range_beyond_mr_nak_rem_access", DROCE_FLUSH_GLOBAL,
+		      DROCE_FLUSH_RANGE, base + 4000, 200, fmr->rkey, DROCE_NAK_REM_ACCESS,
+		      IBV_EVENT_QP_ACCESS_ERR, 16);
+	flush_refused("flush_range_before_mr_nak_rem_access", DROCE_FLUSH_GLOBAL,
+		      DROCE_FLUSH_RANGE, base - 8, 0, fmr->rkey, DROCE_NAK_REM_ACCESS,
+		      IBV_EVENT_QP_ACCESS_ERR, 16);
+	flush_refused("flush_no_placement_type_nak_inv_req_qp_req_err", 0, DROCE_FLUSH_RANGE,
+		      base, 64, fmr->rkey, DROCE_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR, 16);
+	flush_refused("flush_unknown_placement_type_nak_inv_req_qp_req_err", 4,
+		      DROCE_FLUSH_RANGE, base, 64, fmr->rkey, DROCE_NAK_INV_REQ,
+		      IBV_EVENT_QP_REQ_ERR, 16);
+	flush_refused("flush_unknown_selectivity_nak_inv_req_qp_req_err", DROCE_FLUSH_GLOBAL, 2,
+		      base, 64, fmr->rkey, DROCE_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR, 16);
+	flush_refused("flush_without_responder_resources_nak_inv_req_qp_access_err",
+		      DROCE_FLUSH_GLOBAL, DROCE_FLUSH_RANGE, base, 64, fmr->rkey,
+		      DROCE_NAK_INV_REQ, IBV_EVENT_QP_ACCESS_ERR, 0);
+}
+
+/*
+ * The FLUSH requester and completer: a WRITE then two FLUSHes (a range, the whole MR) with
+ * max_rd_atomic 1. On the wire: the FLUSH requests carry FETH and RETH as posted and no
+ * payload, follow the WRITE, and the second leaves only after the first's answer (a responder
+ * resource each); each completes DROCE_WC_FLUSH with byte_len = its length, in order, after
+ * the WRITE's data landed. A requester with max_rd_atomic 0 fails a FLUSH locally
+ * (IBV_WC_LOC_QP_OP_ERR), as a READ.
+ */
+static void flush_requester(void)
+{
+	struct ibv_send_wr wr[3];
+	const struct tap_rec *f[2];
+	struct ibv_wc wc[3];
+	struct ibv_sge sge;
+	struct tt_opts o;
+	struct tt_qp *q;
+	unsigned int i, resp_at = 0, f1_at = 0;
+
+	tt_opts_default(&o);
+	o.max_rd_atomic[0] = 1;
+	q = fresh(&o);
+	tt_fill(lbuf, 3000, 7);
+	memset(rbuf, 0, 3000);
+	wr_rdma(&wr[0], &sge, IBV_WR_RDMA_WRITE, 3000, (uintptr_t)rbuf, rmr->rkey);
+	wr[0].wr_id = 1;
+	wr[0].next = &wr[1];
+	memset(&wr[1], 0, sizeof(wr[1]));
+	wr[1].wr_id = 2;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	droce_wr_set_flush(&wr[1], fmr->rkey, (uintptr_t)rbuf + 16, 3000, DROCE_FLUSH_GLOBAL,
+			   DROCE_FLUSH_RANGE);
+	wr[1].next = &wr[2];
+	wr[2] = wr[1];
+	wr[2].wr_id = 3;
+	wr[2].next = NULL;
+	droce_wr_set_flush(&wr[2], fmr->rkey, 0, 0, DROCE_FLUSH_GLOBAL, DROCE_FLUSH_MR);
+	tt_post_send(q, &wr[0]);
+	CHECK_EQ(tt_wait_cqes(&tt, q->scq, 3, wc, NS_LIMIT), 3);
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(wc[i].wr_id, i + 1);
+		CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc[i].opcode, i == 0 ? IBV_WC_RDMA_WRITE : DROCE_WC_FLUSH);
+	}
+	CHECK_EQ(wc[1].byte_len, 3000);
+	CHECK_EQ(wc[2].byte_len, 0);
+	CHECK_EQ(memcmp(lbuf, rbuf, 3000), 0);
+	CHECK_EQ(tap_count(0, DROCE_OP_RC_FLUSH, -1), 2);
+	for (i = 0; i < 2; i++) {
+		f[i] = tap_find(0, DROCE_OP_RC_FLUSH, -1, i);
+		CHECK_EQ(f[i]->len, 0);
+		CHECK_EQ(f[i]->rkey, fmr->rkey);
+		CHECK_EQ(f[i]->plt, DROCE_FLUSH_GLOBAL);
+		CHECK_EQ(f[i]->psn, droce_psn_add(o.psn[0], 3 + i));	/* after the WRITE's 3 */
+	}
+	CHECK(f[0]->va == (uintptr_t)rbuf + 16 && f[0]->dmalen == 3000 &&
+	      f[0]->sel == DROCE_FLUSH_RANGE);
+	CHECK(f[1]->va == 0 && f[1]->dmalen == 0 && f[1]->sel == DROCE_FLUSH_MR);
+	for (i = 0; i < tap_n; i++) {
+		if (tap_log[i].from == 1 && tap_log[i].opcode == DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY &&
+		    resp_at == 0)
+			resp_at = i;
+		if (&tap_log[i] == f[1])
+			f1_at = i;
+	}
+	CHECK(resp_at != 0 && f1_at > resp_at);	/* max_rd_atomic 1: after the first's answer */
+	CHECK_EQ(tt_state(q), IBV_QPS_RTS);
+	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
+
+	tt_opts_default(&o);
+	o.max_rd_atomic[0] = 0;
+	q = fresh(&o);
+	memset(&wr[1], 0, sizeof(wr[1]));
+	wr[1].wr_id = 42;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	droce_wr_set_flush(&wr[1], fmr->rkey, (uintptr_t)rbuf, 8, DROCE_FLUSH_GLOBAL,
+			   DROCE_FLUSH_RANGE);
+	tt_post_send(q, &wr[1]);
+	expect_send_status(q, IBV_WC_LOC_QP_OP_ERR);
+	CHECK_EQ(tap_count(0, -1, -1), 0);
+	printf("flush_requester_after_write_feth_reth_one_resource_each_wc_flush: ok\n");
 }
 
 /*
@@ -846,6 +1072,10 @@ int main(int argc, char **argv)
 	retry_window();
 	misaligned_atomic();
 	atomic_write();
+	fmr = tt_mr(&tt, 1, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE | DROCE_ACCESS_FLUSH_GLOBAL);
+	flush_responder();
+	flush_errors();
+	flush_requester();
 	length_errors();
 	send_with_inv_nothing_to_invalidate();
 	bad_responses();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* A tap for tt.h: records every frame on the wire (who sent it, when, opcode, PSN, AETH, RETH). */
+/* A tap for tt.h: records every frame on the wire (who sent it, when, opcode, PSN, AETH, RETH,
+ * FETH). */
 #ifndef TAP_H
 #define TAP_H
 
@@ -18,6 +19,8 @@ struct tap_rec {
 	uint32_t len;		/* payload */
 	uint64_t va;		/* RETH (0 without one) */
 	uint32_t dmalen;
+	uint32_t rkey;		/* RETH (0 without one) */
+	uint8_t plt, sel;	/* FETH (0 without one) */
 	uint64_t now;
 };
 
@@ -28,6 +31,7 @@ static void tap_record(struct tt *tt, int from, const struct droce_pkt *pkt, str
 {
 	const struct droce_aeth *a = droce_pkt_ext(pkt, DROCE_HDR_AETH);
 	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
+	const struct droce_feth *feth = droce_pkt_ext(pkt, DROCE_HDR_FETH);
 	struct tap_rec *r;
 
 	RTE_SET_USED(m);
@@ -42,6 +46,9 @@ static void tap_record(struct tt *tt, int from, const struct droce_pkt *pkt, str
 	r->len = pkt->payload_len;
 	r->va = reth != NULL ? rte_be_to_cpu_64(reth->va) : 0;
 	r->dmalen = reth != NULL ? rte_be_to_cpu_32(reth->len) : 0;
+	r->rkey = reth != NULL ? rte_be_to_cpu_32(reth->rkey) : 0;
+	r->plt = feth != NULL ? droce_feth_plt(feth) : 0;
+	r->sel = feth != NULL ? droce_feth_sel(feth) : 0;
 	r->now = tt->env.now;
 }
 
