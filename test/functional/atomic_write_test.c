@@ -122,7 +122,6 @@ int main(int argc, char **argv)
 	struct droce_pd *pd[2];
 	struct fn_qp uc[2];
 	uint64_t v = 1;
-	int i;
 
 	fn_open(argc, argv);
 	fn_pair(e, &a);
@@ -133,17 +132,9 @@ int main(int argc, char **argv)
 	fn_mem_free(&dst);
 	fn_pair_destroy(e);
 
-	for (i = 0; i < 2; i++) {
-		pd[i] = fn_pd(i);
-		fn_qp_create(&uc[i], i, pd[i], IBV_QPT_UC, NULL, 8);
-	}
-	fn_uc_connect(&uc[0], &uc[1], IBV_MTU_1024, GID_V4);
-	fn_uc_connect(&uc[1], &uc[0], IBV_MTU_1024, GID_V4);
+	fn_uc_pair(uc, pd);
 	post_aw(uc[0].qp, 1, &v, 8, 0, 0x1000, 1, EINVAL);	/* RC only */
-	for (i = 0; i < 2; i++) {
-		fn_qp_destroy(&uc[i]);
-		CHECK_EQ(droce_dealloc_pd(pd[i]), 0);
-	}
+	fn_uc_pair_destroy(uc, pd);
 
 	refused(FN_ACCESS_ALL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
 		IBV_WC_REM_ACCESS_ERR);

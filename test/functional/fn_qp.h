@@ -89,6 +89,31 @@ static inline void fn_uc_connect(struct fn_qp *q, const struct fn_qp *peer, enum
 	CHECK_EQ(droce_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
 }
 
+/* A connected UC pair (a PD each, MTU 1024, IPv4-mapped GIDs), for posts an RC-only opcode
+ * must fail on; fn_uc_pair_destroy() frees it. */
+static inline void fn_uc_pair(struct fn_qp uc[2], struct droce_pd *pd[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pd[i] = droce_alloc_pd(pair_ctx[i]);
+		CHECK(pd[i] != NULL);
+		fn_qp_create(&uc[i], i, pd[i], IBV_QPT_UC, NULL, 8);
+	}
+	fn_uc_connect(&uc[0], &uc[1], IBV_MTU_1024, GID_V4);
+	fn_uc_connect(&uc[1], &uc[0], IBV_MTU_1024, GID_V4);
+}
+
+static inline void fn_uc_pair_destroy(struct fn_qp uc[2], struct droce_pd *pd[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		fn_qp_destroy(&uc[i]);
+		CHECK_EQ(droce_dealloc_pd(pd[i]), 0);
+	}
+}
+
 static inline void fn_post_send1(struct droce_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
 				 void *addr, uint32_t len, uint32_t lkey, uint32_t imm,
 				 struct droce_ah *ah, uint32_t rqpn, uint32_t qkey,
