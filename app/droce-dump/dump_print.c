@@ -288,6 +288,32 @@ static void print_aeth(FILE *o, uint8_t syn, uint32_t msn)
 	fprintf(o, " msn %" PRIu32, msn);
 }
 
+/* FETH (IBA 1.5, RDMA FLUSH): the selectivity level and the placement type bits by name;
+ * values the IBA reserves as "reserved" with their number. */
+static void print_feth(FILE *o, uint64_t sel, uint64_t plt)
+{
+	static const char *const sel_names[] = { "range", "mr" };
+	static const char *const plt_names[] = { "global", "persistent" };
+	unsigned int i, n = 0;
+
+	if (sel < RTE_DIM(sel_names))
+		fprintf(o, " feth sel %s plt ", sel_names[sel]);
+	else
+		fprintf(o, " feth sel reserved %" PRIu64 " plt ", sel);
+	for (i = 0; i < 4; i++) {
+		if (!(plt & (1u << i)))
+			continue;
+		if (n++ != 0)
+			fputc('+', o);
+		if (i < RTE_DIM(plt_names))
+			fputs(plt_names[i], o);
+		else
+			fprintf(o, "reserved 0x%x", 1u << i);
+	}
+	if (n == 0)
+		fputs("none", o);
+}
+
 static void print_ext(FILE *o, const struct droce_pkt *p, const struct row *r)
 {
 	const uint64_t *v = r->v;
@@ -296,7 +322,7 @@ static void print_ext(FILE *o, const struct droce_pkt *p, const struct row *r)
 		fprintf(o, " deth qkey 0x%08" PRIx64 " srcqp 0x%06" PRIx64, v[COL_QKEY],
 			v[COL_SRCQP]);
 	if (p->mask & DROCE_M_FETH)
-		fprintf(o, " feth sel %" PRIu64 " plt %" PRIu64, v[COL_FETH_SEL], v[COL_FETH_PLT]);
+		print_feth(o, v[COL_FETH_SEL], v[COL_FETH_PLT]);
 	if (p->mask & DROCE_M_RETH)
 		fprintf(o, " reth va 0x%" PRIx64 " rkey 0x%08" PRIx64 " len %" PRIu64,
 			v[COL_VA], v[COL_RKEY], v[COL_DMALEN]);

@@ -6,7 +6,8 @@
  *
  * Write a pcap of frames made by droce_build(): every opcode of droce_opcode_table, over IPv4
  * and IPv6, payloads of 0 to 4096 bytes (every pad count) on opcodes that carry one, every kind
- * of AETH syndrome on the ACKs, and header values that differ from frame to frame. Next to it,
+ * of AETH syndrome on the ACKs, every FETH value on FLUSH, and header values that differ from
+ * frame to frame. Next to it,
  * OUT.expected holds what each frame must decode to: the values this program asked for, in
  * droce-dump --fields' tab-separated format (same column names, a '#' header line, empty where
  * the opcode has no such header). The tests check the pcap against that file with tshark,
@@ -56,6 +57,7 @@ struct out {
 	FILE *expected;
 	uint32_t frames;
 	uint64_t rng;
+	uint32_t feth;		/* FLUSH frames so far: their FETH runs through every value */
 };
 
 /* splitmix64: a reproducible stream of well-mixed values. */
@@ -132,9 +134,11 @@ static void make_fields(struct out *o, struct droce_hdr_fields *h, uint8_t opcod
 	h->ieth_rkey = (uint32_t)next_rand(o);
 	h->deth.qkey = (uint32_t)next_rand(o);
 	h->deth.sqpn = next_rand(o) & U24;
-	r = next_rand(o);
-	h->feth.sel = r & 3;
-	h->feth.plt = (r >> 2) & 0xf;
+	/* every selectivity level (2 bits) with every set of placement types (4 bits) */
+	h->feth.sel = o->feth & 3;
+	h->feth.plt = (o->feth >> 2) & 0xf;
+	if (droce_opcode_info(opcode)->mask & DROCE_M_FETH)
+		o->feth++;
 }
 
 static void put_addr(FILE *e, const uint8_t *gid, int want_v6, int ipv6)
@@ -230,6 +234,10 @@ static int emit_opcode(struct out *o, uint8_t opcode, int ipv6)
 	} else if (mask & DROCE_M_AETH) {
 		for (i = 0; i < n; i++)
 			if (emit(o, opcode, ipv6, 0, syndromes[i]) < 0)
+				return -1;
+	} else if (mask & DROCE_M_FETH) {
+		for (i = 0; i < 64; i++)	/* every FETH value (make_fields()) */
+			if (emit(o, opcode, ipv6, 0, 0) < 0)
 				return -1;
 	} else {
 		return emit(o, opcode, ipv6, 0, 0);
