@@ -251,10 +251,19 @@ static void derive_rnr(const struct replay_capture *c, struct replay_scenario *s
 	}
 }
 
-/* The R_Key, VA, length and access a request addresses; false if it addresses no memory. */
-static bool mem_ref(const struct droce_pkt *p, uint32_t *rkey, uint64_t *va, uint32_t *n,
-		    int *acc)
+/* The MR access a FLUSH of placement types @p plt needs (the responder's rule). */
+static int flush_access(uint8_t plt)
 {
+	return ((plt & DROCE_FLUSH_GLOBAL) ? DROCE_ACCESS_FLUSH_GLOBAL : 0) |
+	       ((plt & DROCE_FLUSH_PERSISTENT) ? DROCE_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
+/* The R_Key, VA, length and access a request addresses; false if it addresses no memory.
+ * *@p whole: a FLUSH of the whole MR, whose VA and length mean nothing. */
+static bool mem_ref(const struct droce_pkt *p, uint32_t *rkey, uint64_t *va, uint32_t *n,
+		    int *acc, bool *whole)
+{
+	*whole = false;
 	if (p->mask & DROCE_M_ATMETH) {
 		const struct droce_atmeth *a = droce_pkt_ext(p, DROCE_HDR_ATMETH);
 
@@ -272,6 +281,12 @@ static bool mem_ref(const struct droce_pkt *p, uint32_t *rkey, uint64_t *va, uin
 		*n = rte_be_to_cpu_32(r->len);
 		*acc = (p->mask & DROCE_M_READ) ? IBV_ACCESS_REMOTE_READ :
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+		if (p->mask & DROCE_M_FLUSH) {
+			const struct droce_feth *f = droce_pkt_ext(p, DROCE_HDR_FETH);
+
+			*acc = flush_access(droce_feth_plt(f));
+			*whole = droce_feth_sel(f) == DROCE_FLUSH_MR;
+		}
 		return true;
 	}
 	return false;
@@ -282,13 +297,15 @@ static int derive_mr_spans(const struct replay_capture *c, struct replay_scenari
 {
 	unsigned int i;
 	uint32_t rkey, n;
+	bool whole;
 	uint64_t va;
 	int acc;
 
 	for (i = 0; i < c->n; i++) {
 		struct replay_mr *m;
 
-		if (c->f[i].kind != RF_REQUEST || !mem_ref(&c->f[i].pkt, &rkey, &va, &n, &acc))
+		if (c->f[i].kind != RF_REQUEST ||
+		    !mem_ref(&c->f[i].pkt, &rkey, &va, &n, &acc, &whole))
 			continue;
 		m = replay_scenario_mr(sc, rkey);
 		if (m == NULL) {
@@ -296,13 +313,18 @@ static int derive_mr_spans(const struct replay_capture *c, struct replay_scenari
 				return errf(err, len, "more R_Keys than droce-replay maps");
 			m = &sc->mr[sc->n_mr];
 			m->cap_rkey = rkey;
-			sp[sc->n_mr].lo = va;
-			sp[sc->n_mr++].hi = va + n;
+			sp[sc->n_mr].lo = UINT64_MAX;	/* empty until a range is addressed */
+			sp[sc->n_mr++].hi = 0;
 		}
 		m->access |= acc;
+		if (whole)	/* a FLUSH of the whole MR: no range */
+			continue;
 		sp[m - sc->mr].lo = RTE_MIN(sp[m - sc->mr].lo, va);
 		sp[m - sc->mr].hi = RTE_MAX(sp[m - sc->mr].hi, va + n);
 	}
+	for (i = 0; i < sc->n_mr; i++)	/* named by whole-MR FLUSHes only: 8 bytes at 0 */
+		if (sp[i].lo > sp[i].hi)
+			sp[i].lo = sp[i].hi = 0;
 	return 0;
 }
 
@@ -355,9 +377,10 @@ static void learn_response(const struct replay_capture *c, struct replay_scenari
 						    true);
 	uint32_t rkey, n, off;
 	uint64_t va, orig;
+	bool whole;
 	int acc;
 
-	if (req == NULL || !mem_ref(&req->pkt, &rkey, &va, &n, &acc))
+	if (req == NULL || !mem_ref(&req->pkt, &rkey, &va, &n, &acc, &whole))
 		return;
 	if ((f->pkt.mask & DROCE_M_READ) && (req->pkt.mask & DROCE_M_READ)) {
 		off = (uint32_t)droce_psn_diff(droce_bth_psn(b),

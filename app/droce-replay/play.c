@@ -334,7 +334,8 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		if (o->pace)
 			rc = wait_until(p, start, ts0, f);
 		if (rc == 0 && f->kind == RF_REQUEST &&
-		    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC)) && ++rd > lim) {
+		    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC | DROCE_M_ATMWR |
+				    DROCE_M_FLUSH)) && ++rd > lim) {
 			rc = settle(p);
 			rd = 1;
 		}

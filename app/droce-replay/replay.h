@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "droce.h"		/* DROCE_ACCESS_FLUSH_*, DROCE_FLUSH_* (no library call) */
 #include "droce_wire.h"
 
 /* Exit status. */

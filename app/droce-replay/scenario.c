@@ -192,6 +192,10 @@ static int access_flags(const char *v, int *acc)
 			*acc |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
 		else if (strcmp(tok, "local_write") == 0)
 			*acc |= IBV_ACCESS_LOCAL_WRITE;
+		else if (strcmp(tok, "flush_global") == 0)
+			*acc |= DROCE_ACCESS_FLUSH_GLOBAL;
+		else if (strcmp(tok, "flush_persistent") == 0)
+			*acc |= DROCE_ACCESS_FLUSH_PERSISTENT;
 		else if (strcmp(tok, "none") != 0)
 			return -1;
 	}

@@ -35,6 +35,10 @@ static void print_access(FILE *o, int acc)
 	if ((acc & IBV_ACCESS_LOCAL_WRITE) &&
 	    !(acc & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)))
 		fprintf(o, " local_write");
+	if (acc & DROCE_ACCESS_FLUSH_GLOBAL)
+		fprintf(o, " flush_global");
+	if (acc & DROCE_ACCESS_FLUSH_PERSISTENT)
+		fprintf(o, " flush_persistent");
 	if (acc == 0)
 		fprintf(o, " none");
 	fprintf(o, "\n");

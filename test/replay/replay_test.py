@@ -487,6 +487,71 @@ def probe_imm_inv():
     assert f'receive completions: {len(imm)} ok, {len(inv)} error' in out, out
 
 
+def synthetic_flush():
+    """RDMA FLUSH through droce-replay. The rig's 6.1 kernel predates FLUSH (Linux 6.2), so no
+    rxe capture has one: this one is made here from write_bw's first request and first ACK (their
+    addresses, QPs and R_Key): a WRITE of 8 bytes ACKed, a FLUSH of that range (global) and a
+    FLUSH of the whole MR (VA 0, length 0), each answered as rxe 6.2+'s process_flush() answers:
+    an RDMA READ response ONLY without payload at its PSN, the MSN one more. droce-replay
+    derives an MR with flush_global access, maps the FLUSHes' R_Key and VA, and droce's
+    responses match one for one; a scenario whose MR lacks flush_global draws a NAK remote
+    access error (0x62) in place of the first FLUSH's answer."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'capture'))
+    from capture_util import read_pcap, roce_bth, roce_reseal, write_pcap
+    ghdr, end, recs = read_pcap(cap('write_bw'))
+    req = ack = None
+    for hdr, fr in recs:
+        bth = roce_bth(fr)
+        if bth is None:
+            continue
+        src = '.'.join(str(x) for x in fr[26:30])
+        if req is None and src == G2 and fr[bth] in (6, 10):      # RDMA WRITE FIRST / ONLY
+            req = (hdr, fr, bth)
+        if req is not None and ack is None and src == G1 and fr[bth] == 17:
+            ack = (hdr, fr, bth)
+    assert req and ack, 'write_bw: no WRITE to g1 or no ACK'
+    rbth = req[2]
+    va, rkey = struct.unpack('>QI', req[1][rbth + 12:rbth + 24])
+    psn = struct.unpack('>I', req[1][rbth + 8:rbth + 12])[0] & 0xffffff
+
+    def frame(tmpl, opcode, p, ext, payload=b'', ackreq=False):
+        hdr, fr, bth = tmpl
+        pad = -len(payload) % 4
+        b = bytearray(fr[bth:bth + 12])
+        b[0] = opcode
+        b[1] = (b[1] & 0xcf) | pad << 4
+        b[8:12] = struct.pack('>I', (0x80000000 if ackreq else 0) | (p & 0xffffff))
+        fr = roce_reseal(fr[:bth] + bytes(b) + ext + payload + bytes(pad) + bytes(4))
+        return (hdr[:3] + [len(fr)], fr)
+
+    def aeth(msn):
+        return struct.pack('>I', 0x1f << 24 | msn)
+
+    feth = lambda plt, sel: struct.pack('>I', sel << 4 | plt)   # noqa: E731
+    out = [frame(req, 10, psn, struct.pack('>QII', va, rkey, 8), bytes(range(8)), True),
+           frame(ack, 17, psn, aeth(1)),
+           frame(req, 0x1c, psn + 1, feth(1, 0) + struct.pack('>QII', va, rkey, 8), b'', True),
+           frame(ack, 16, psn + 1, aeth(2)),
+           frame(req, 0x1c, psn + 2, feth(1, 1) + struct.pack('>QII', 0, rkey, 0), b'', True),
+           frame(ack, 16, psn + 2, aeth(3))]
+    path = os.path.join(WORK, 'synthetic_flush.pcap')
+    write_pcap(path, ghdr, end, out)
+    text = run('--print-scenario', path).stdout
+    assert re.search(r'access = remote_write flush_global\n', text), text
+    for step in (['--step'], []):
+        p = run('-q', '--compare', *step, path)
+        assert summary(p.stdout) == (3, 0, 0), p.stdout
+    ini = os.path.join(WORK, 'synthetic_flush_noflush.ini')
+    with open(ini, 'w') as f:
+        f.write(text.replace('access = remote_write flush_global', 'access = remote_write'))
+    p = run('-q', '--compare', '--step', '-s', ini, path, code=1)
+    assert re.search(r'^DIFF capture frame 4: rxe RC_RDMA_READ_RESPONSE_ONLY .*; droce '
+                     r'RC_ACKNOWLEDGE PSN \d+ syndrome 0x62 ', p.stdout, re.M), p.stdout
+    dump = subprocess.run([DUMP, path], capture_output=True, text=True).stdout
+    assert dump.count(' RC_FLUSH ') == 2 and 'feth sel range plt global reth' in dump and \
+        'feth sel mr plt global reth' in dump and '6 RoCE v2 (6 ok, 0 bad)' in dump, dump
+
+
 def main():
     if not os.path.isdir(CAPS) or shutil.which('tshark') is None:
         print('no captures or no tshark: skipped')

@@ -47,7 +47,8 @@ esac
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-DALLOW_EXPERIMENTAL_API -DREPLAY_MAX_MR_LEN=65536u -include rte_config.h \
-	-I"$app" -I"$src/lib/wire" -I"$src/config" $(pkg-config --cflags libdpdk libisal) \
+	-I"$app" -I"$src/lib/wire" -I"$src/lib/verbs" -I"$src/config" \
+	$(pkg-config --cflags libdpdk libisal) \
 	"$src/test/replay/fuzz_$target.c" "$app/scenario.c" "$app/scenario_print.c" \
 	"${extra[@]}" "${libs[@]}" $(pkg-config --libs libdpdk) -o "$exe" 2>"$work/build.log" || {
 	if grep -q "libclang_rt.fuzzer" "$work/build.log"; then
