@@ -590,6 +590,7 @@ static void flush_responder(void)
 	const struct tap_rec *r;
 	struct tt_opts o;
 	struct tt_qp *q;
+	uint32_t gp_rkey;
 	unsigned int i;
 
 	tt_opts_default(&o);
@@ -614,9 +615,10 @@ static void flush_responder(void)
 		CHECK_EQ(rbuf[i], 0x5a);
 	CHECK_EQ(tt_state(q->peer), IBV_QPS_RTS);
 	CHECK_EQ(tt.cnt[1].access_err + tt.cnt[1].inv_req_err, 0);
+	gp_rkey = gp->rkey;
 	CHECK_EQ(droce_dereg_mr(gp), 0);
 	inject_flush(q, droce_psn_add(o.psn[0], 3), DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT,
-		     DROCE_FLUSH_RANGE, base + 4096, 4096, gp->rkey);	/* the retry */
+		     DROCE_FLUSH_RANGE, base + 4096, 4096, gp_rkey);	/* the retry */
 	tt_run(&tt, NULL, NULL, NS_LIMIT);
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 0x1f), 5);
 	CHECK_EQ(tap_find(1, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, 4)->psn,
