@@ -5,7 +5,8 @@
  * Through a link that drops, duplicates, reorders, delays and corrupts frames (the engine's
  * fault injection, [engine] fault_* in pair_lossy_*.ini and soak_*.ini), Q pairs of RC QPs
  * move N mixed messages each way at once - SEND, SEND with immediate, RDMA WRITE, WRITE with
- * immediate, RDMA READ (one in eight of them an ATOMIC_WRITE instead), FETCH_AND_ADD,
+ * immediate, RDMA READ (one in eight of them an ATOMIC_WRITE, one in eight a FLUSH instead),
+ * FETCH_AND_ADD,
  * COMPARE_AND_SWAP in turn, varying lengths - and every message is delivered exactly once, in
  * order, intact:
  * - SENDs and WRITEs with immediate consume the receives in posting order (sequence number in
@@ -19,6 +20,8 @@
  * - each ATOMIC_WRITE writes its number to a third word of the peer: at its completion the
  *   word holds it or a later one's, and at the end the last one's (an old duplicate executed
  *   again would leave an older number);
+ * - each FLUSH (of the slot the WRITE just before it wrote) completes DROCE_WC_FLUSH with its
+ *   length, in its place (after that WRITE), however often it or its answer was lost;
  * - every completion is a success, in order; the faults and retransmissions are counted;
  *   every corrupted frame is counted by its receiver as BAD_ICRC and nothing else is
  *   rejected; no QP is in error.
@@ -38,7 +41,8 @@ enum {
 	MAX_QPS = 64,
 };
 
-enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_FADD, K_CSWAP, K_AWRITE };
+enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_FADD, K_CSWAP, K_AWRITE,
+	    K_FLUSH };
 
 struct side {
 	struct fn_ep ep;
@@ -63,7 +67,7 @@ static enum kind kind(uint32_t i)
 	case 1:
 		return odd ? K_WRITE_IMM : K_WRITE;
 	case 2:
-		return i / 4 % 8 == 7 ? K_AWRITE : K_READ;
+		return i / 4 % 8 == 7 ? K_AWRITE : i / 4 % 8 == 3 ? K_FLUSH : K_READ;
 	default:
 		return odd ? K_CSWAP : K_FADD;
 	}
@@ -80,6 +84,8 @@ static uint32_t msg_len(uint32_t i)
 {
 	if (kind(i) == K_AWRITE)
 		return 8;
+	if (kind(i) == K_FLUSH)
+		return WSLOT;				/* the WRITE slot before it */
 	switch (i % 4) {
 	case 0:
 		return 4 + i * 37 % 3000;		/* SEND (carries its number) */
@@ -149,6 +155,10 @@ static void set_remote(struct ibv_send_wr *w, struct side *x, struct side *peer,
 		w->wr.rdma.remote_addr = (uintptr_t)&counter(peer)[2];
 		w->wr.rdma.rkey = peer->target.mr->rkey;
 		break;
+	case K_FLUSH:	/* i - 1 is a WRITE (i % 4 == 1) */
+		droce_wr_set_flush(w, peer->target.mr->rkey, (uintptr_t)write_slot(peer, i - 1),
+				   WSLOT, DROCE_FLUSH_GLOBAL, DROCE_FLUSH_RANGE);
+		break;
 	case K_CSWAP:
 		w->wr.atomic.remote_addr = (uintptr_t)&counter(peer)[1];
 		w->wr.atomic.rkey = peer->target.mr->rkey;
@@ -169,6 +179,7 @@ static void post_one(struct side *x, struct side *peer, uint32_t i)
 		[K_WRITE] = IBV_WR_RDMA_WRITE, [K_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
 		[K_READ] = IBV_WR_RDMA_READ, [K_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		[K_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP, [K_AWRITE] = IBV_WR_ATOMIC_WRITE,
+		[K_FLUSH] = DROCE_WR_FLUSH,
 	};
 	struct ibv_sge sg = { (uintptr_t)send_slot(x, i), msg_len(i), x->local.mr->lkey };
 	struct ibv_send_wr w = { .wr_id = i, .sg_list = &sg, .num_sge = 1,
@@ -242,6 +253,8 @@ static void send_done(struct side *x, struct side *peer, const struct ibv_wc *wc
 		CHECK(v >= i && kind((uint32_t)v) == K_AWRITE);
 		checked += 8;
 	}
+	if (kind(i) == K_FLUSH)
+		CHECK_EQ(wc->opcode, DROCE_WC_FLUSH);
 }
 
 static void recv_done(struct side *x, const struct ibv_wc *wc)
@@ -304,7 +317,7 @@ static void setup_pair(struct side x[2])
 		x[i].ep = ep[i];
 		fn_mem_reg(&x[i].local, ep[i].pd, 2 * DEPTH * SLOT, FN_ACCESS_ALL, 0);
 		fn_mem_reg(&x[i].target, ep[i].pd, (size_t)NWSLOT * WSLOT + RREGION + 24,
-			   FN_ACCESS_ALL, CANARY);
+			   FN_ACCESS_ALL | DROCE_ACCESS_FLUSH_GLOBAL, CANARY);
 		fn_fill(read_region(&x[i]), RREGION, 77 + (uint32_t)i);
 		counter(&x[i])[0] = 0;
 		counter(&x[i])[1] = 0;
