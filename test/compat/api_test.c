@@ -23,7 +23,7 @@
  *   ibv_query_device() advertises MEM_WINDOW and TYPE_2B; windows left open are released by
  *   ibv_close_device();
  * - bad input and what droce does not do: EOPNOTSUPP from ibv_create_cq_ex, create_qp_ex with
- *   a comp_mask or send op droce lacks, ibv_wr_send_tso,
+ *   a comp_mask or send op droce lacks (TSO, newer rdma-core's FLUSH), ibv_wr_send_tso,
  *   ibv_qp_to_qp_ex of a QP without the ops; ENOMEM from a batch larger than the SQ;
  * - ibv_reg_mr_iova2: an RDMA WRITE names the peer's memory by the iova it was registered
  *   under; an iova with another page offset is EINVAL;
@@ -565,6 +565,10 @@ static void test_unsupported(struct ibv_device *dev)
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ep[0].ctx, &a) == NULL);
 	CHECK_EQ(errno, EOPNOTSUPP);
+	a.send_ops_flags = 1 << 11;	/* newer rdma-core's IBV_QP_EX_WITH_FLUSH (doc/compat.md) */
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ep[0].ctx, &a) == NULL);
+	CHECK_EQ(errno, EOPNOTSUPP);
 	a.comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;	/* no PD */
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ep[0].ctx, &a) == NULL);
@@ -594,6 +598,14 @@ static void test_unsupported(struct ibv_device *dev)
 	CHECK_EQ(ibv_wr_complete(x), 0);		/* aborted: nothing posted */
 	CHECK_EQ(ibv_query_ece(ep[0].qp, NULL), EOPNOTSUPP);
 	CHECK(ibv_reg_dmabuf_mr(ep[0].pd, 0, 64, 0, -1, 0) == NULL && errno == EOPNOTSUPP);
+	{	/* newer rdma-core's IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT: registered */
+		static uint8_t fbuf[64];
+		struct ibv_mr *fm = ibv_reg_mr(ep[0].pd, fbuf, sizeof(fbuf),
+					       IBV_ACCESS_LOCAL_WRITE | 1 << 8 | 1 << 9);
+
+		CHECK(fm != NULL);
+		CHECK_EQ(ibv_dereg_mr(fm), 0);
+	}
 	(void)dev;
 	printf("EOPNOTSUPP/EINVAL/ENOMEM where documented\n");
 }
