@@ -39,7 +39,9 @@ static void comp_one(struct transport_qp *t, struct comp_ctx *c, struct req_wqe 
 {
 	struct transport_req *r = &t->req;
 
-	if (e->kind != RK_LOCAL) {	/* a local operation has no PSN and no resource */
+	if (unlikely(e->kind == RK_LOCAL)) {	/* no PSN, no resource */
+		r->nlocal--;
+	} else {
 		if (req_kind_rd_atomic(e->kind))
 			r->nrd--;
 		if (droce_psn_le(r->comp_psn, e->last_psn))
@@ -50,23 +52,23 @@ static void comp_one(struct transport_qp *t, struct comp_ctx *c, struct req_wqe 
 	c->progress = true;
 }
 
-/* Complete the SEND/WRITE WQEs that end before @psn (at it too when @incl). */
+/* Complete the SEND/WRITE WQEs that end before @psn (at it too when @incl), and the done local
+ * operations between them. */
 static void comp_implicit(struct transport_qp *t, struct comp_ctx *c, uint32_t psn, bool incl)
 {
 	struct req_wqe *e;
 	int32_t d;
 
-	while ((e = head_wqe(t)) != NULL) {
-		if (e->kind == RK_LOCAL) {	/* done: started */
+	for (;;) {
+		while ((e = head_wqe(t)) != NULL && e->kind <= RK_WRITE) {
+			d = droce_psn_diff(psn, e->last_psn);
+			if (d < 0 || (d == 0 && !incl))
+				return;
 			comp_one(t, c, e);
-			continue;
 		}
-		if (e->kind > RK_WRITE)
-			break;
-		d = droce_psn_diff(psn, e->last_psn);
-		if (d < 0 || (d == 0 && !incl))
-			break;
-		comp_one(t, c, e);
+		if (likely(e == NULL || e->kind != RK_LOCAL))
+			return;
+		comp_one(t, c, e);	/* done: started */
 	}
 }
 
@@ -453,7 +455,8 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	/* The requester may be retransmitting what was just acknowledged: skip ahead. */
 	if (!r->need_retry && droce_psn_lt(r->psn, r->comp_psn))
 		req_retry(t);
-	comp_local_head(t, &c);	/* after a READ or atomic, say */
+	if (unlikely(r->nlocal != 0))
+		comp_local_head(t, &c);	/* after a READ or atomic, say */
 	comp_flush(t, &c);
 	comp_local_err(env, t);
 }

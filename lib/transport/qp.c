@@ -30,6 +30,7 @@ void transport_forget_wqes(struct transport_qp *t)
 	r->comp = r->cur = r->head;
 	r->off = 0;
 	r->nrd = 0;
+	r->nlocal = 0;
 	r->need_retry = false;
 	r->rnr_wait = false;
 	r->rto_deadline = NO_DEADLINE;

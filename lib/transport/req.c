@@ -42,6 +42,7 @@ void req_reset(struct transport_qp *t, uint32_t psn)
 	r->off = 0;
 	r->psn = r->psn_hwm = r->comp_psn = psn;
 	r->nrd = 0;
+	r->nlocal = 0;
 	r->noack = 0;
 	r->cwnd = TRANSPORT_MAX_UNACKED;
 	r->need_retry = false;
@@ -384,8 +385,6 @@ static __rte_always_inline bool req_sendable(const struct transport_qp *t, const
 {
 	const struct transport_req *r = &t->req;
 
-	if (unlikely(e->kind == RK_LOCAL))
-		return e->started || req_may_start(t, e);
 
 	if (e->started)	/* a retransmission, or the rest of a message */
 		return !window_full(r, r->psn);
@@ -421,13 +420,14 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 			break;
 		}
 		if (unlikely(e->kind == RK_LOCAL)) {
-			if (!req_sendable(t, e))
+			if (!e->started && !req_may_start(t, e))
 				break;	/* fenced */
 			if (!e->started) {
 				e->err = req_local(t, e->w);
 				if (e->err)
 					continue;	/* fails once it is the oldest */
 				e->started = 1;
+				r->nlocal++;
 			}
 			r->cur++;
 			comp_locals(t);
@@ -456,7 +456,11 @@ bool req_pending(const struct transport_qp *t)
 	if (r->cur != r->head) {
 		const struct req_wqe *e = &r->ring[r->cur & r->mask];
 
-		return e->err ? r->comp == r->cur : req_sendable(t, e);
+		if (e->err)
+			return r->comp == r->cur;
+		if (unlikely(e->kind == RK_LOCAL))
+			return e->started || req_may_start(t, e);
+		return req_sendable(t, e);
 	}
 	return st == IBV_QPS_RTS && verbs_wq_pending(t->qp, true);
 }

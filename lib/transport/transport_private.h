@@ -97,6 +97,7 @@ struct transport_req {
 	uint32_t psn_hwm;		/**< one past the highest PSN ever sent */
 	uint32_t comp_psn;		/**< oldest PSN not acknowledged */
 	uint32_t nrd;			/**< started READ/ATOMIC WQEs not completed */
+	uint32_t nlocal;		/**< RK_LOCAL WQEs done, not completed */
 	uint32_t noack;			/**< packets sent since the last AckReq */
 	/** PSNs that may be unacknowledged: TRANSPORT_MAX_UNACKED, less while recovering from
 	 *  a loss (comp.c, window_cut()). */

@@ -313,7 +313,8 @@ static int check_send(const struct verbs_qp *qp, const struct ibv_send_wr *wr)
 		return EINVAL;
 	/* Local operations: no data, sg_list and num_sge are not read (verbs_bind_wqe_fill()
 	 * checks a bind). */
-	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV)
+	if (unlikely(wr->opcode >= IBV_WR_LOCAL_INV) &&
+	    (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV))
 		return (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
 	if (wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
 		return EINVAL;
@@ -362,12 +363,14 @@ static int fill_send(struct verbs_qp *qp, struct verbs_send_wqe *w, const struct
 	w->send_flags = wr->send_flags;
 	w->imm_data = wr->imm_data;	/* LOCAL_INV: invalidate_rkey shares its bytes */
 	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
-	if (wr->opcode == IBV_WR_BIND_MW)
-		return verbs_bind_wqe_fill(&qp->pub, w, wr, bind1);
 	w->length = 0;
-	if (wr->opcode == IBV_WR_LOCAL_INV) {
-		w->num_sge = 0;
-		return 0;
+	if (unlikely(wr->opcode >= IBV_WR_LOCAL_INV)) {
+		if (wr->opcode == IBV_WR_BIND_MW)
+			return verbs_bind_wqe_fill(&qp->pub, w, wr, bind1);
+		if (wr->opcode == IBV_WR_LOCAL_INV) {
+			w->num_sge = 0;
+			return 0;
+		}
 	}
 	for (i = 0; i < (uint32_t)wr->num_sge; i++)
 		w->length += wr->sg_list[i].length;
