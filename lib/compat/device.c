@@ -261,19 +261,7 @@ static int compat_query_device_ex(struct ibv_context *context,
 				  const struct ibv_query_device_ex_input *input,
 				  struct ibv_device_attr_ex *attr, size_t attr_size)
 {
-	struct ibv_device_attr_ex a;
-	int rc;
-
-	if (input != NULL && input->comp_mask != 0)
-		return EINVAL;
-	if (attr_size < sizeof(a.orig_attr))
-		return EINVAL;
-	memset(&a, 0, sizeof(a));
-	rc = droce_query_device(to_cctx(context)->d, &a.orig_attr);
-	if (rc != 0)
-		return rc;
-	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
-	return 0;
+	return droce_query_device_ex(to_cctx(context)->d, input, attr, attr_size);
 }
 
 static void fill_context(struct compat_ctx *c, struct ibv_device *device)

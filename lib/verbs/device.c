@@ -574,6 +574,27 @@ int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
 	return 0;
 }
 
+int droce_query_device_ex(struct droce_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int rc;
+
+	if (context == NULL || attr == NULL || (input != NULL && input->comp_mask != 0) ||
+	    attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	rc = droce_query_device(context, &a.orig_attr);
+	if (rc != 0)
+		return rc;
+	a.device_cap_flags_ex = (uint64_t)a.orig_attr.device_cap_flags |
+				DROCE_DEVICE_ATOMIC_WRITE | DROCE_DEVICE_FLUSH_GLOBAL |
+				DROCE_DEVICE_FLUSH_PERSISTENT;
+	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
+	return 0;
+}
+
 void verbs_device_link(struct droce_device *dev, bool up)
 {
 	uint32_t down = up ? 0 : 1;

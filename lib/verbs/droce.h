@@ -241,6 +241,22 @@ int droce_close_device(struct droce_context *context);
 
 /** ibv_query_device(3). @return 0, or EINVAL (NULL argument). */
 int droce_query_device(struct droce_context *context, struct ibv_device_attr *device_attr);
+/** Capability bits of struct ibv_device_attr_ex's device_cap_flags_ex that rdma-core 44's
+ *  headers do not name (the kernel's IB_UVERBS_DEVICE_*, Linux 6.2). */
+#define DROCE_DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define DROCE_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
+#define DROCE_DEVICE_ATOMIC_WRITE (1ULL << 40)
+/**
+ * ibv_query_device_ex(3): orig_attr as droce_query_device(), device_cap_flags_ex its
+ * device_cap_flags plus DROCE_DEVICE_ATOMIC_WRITE and DROCE_DEVICE_FLUSH_GLOBAL/_PERSISTENT;
+ * the other extended fields 0 (no ODP, TSO, RSS, timestamps, packet pacing, tag matching).
+ * @p attr_size bytes of @p attr are written (a shorter struct of an older rdma-core too).
+ * @return 0, or EINVAL (NULL argument, @p input with a comp_mask, @p attr_size smaller than
+ *   orig_attr).
+ */
+int droce_query_device_ex(struct droce_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
 /** ibv_query_port(3); port 1 only. @return 0, or EINVAL (NULL argument, bad port). */
 int droce_query_port(struct droce_context *context, uint8_t port_num,
 		     struct ibv_port_attr *port_attr);

@@ -656,6 +656,8 @@ static void do_qp(void)
 
 static void do_query(void)
 {
+	struct ibv_query_device_ex_input dxi = { .comp_mask = (uint32_t)R(2) };
+	struct ibv_device_attr_ex dx;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
@@ -663,6 +665,8 @@ static void do_query(void)
 	struct droce_context *c = pair_ctx[R(2)];
 
 	EXPECT_RC(droce_query_device(R(8) ? c : NULL, &da), "query_device", EINVAL);
+	EXPECT_RC(droce_query_device_ex(R(8) ? c : NULL, R(8) ? NULL : &dxi, &dx,
+					R(8) ? sizeof(dx) : R(sizeof(dx))), "query_device_ex", EINVAL);
 	EXPECT_RC(droce_query_port(c, (uint8_t)R(4), &pa), "query_port", EINVAL);
 	EXPECT_RC(droce_query_gid(c, (uint8_t)R(3), (int)R(24) - 2, &gid) == 0 ? 0 : errno,
 		  "query_gid", EINVAL);
