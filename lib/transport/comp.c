@@ -288,34 +288,6 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 	}
 }
 
-/* Place READ response data at the WQE's message offset, each SGE checked against its MR
- * again (it may have been deregistered since the WQE started). @return IBV_WC_SUCCESS or
- * LOC_PROT_ERR. */
-static enum ibv_wc_status scatter_read(const struct transport_qp *t, const struct req_wqe *e,
-				       uint32_t off, const struct rte_mbuf *m, uint32_t src,
-				       uint32_t len)
-{
-	const struct verbs_send_wqe *w = e->w;
-	uint32_t i, n;
-
-	for (i = 0; i < w->num_sge && len != 0; i++) {
-		const struct ibv_sge *s = &w->sge[i];
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		if (transport_sge_check(t, s, IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS)
-			return IBV_WC_LOC_PROT_ERR;
-		n = RTE_MIN(len, s->length - off);
-		transport_pkt_read(m, src, (uint8_t *)(uintptr_t)s->addr + off, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
-	return IBV_WC_SUCCESS;
-}
-
 /* Is @p psn one of the head WQE @p e's (after the implicit completions before it)? A
  * response of another kind there is a bad response. */
 static bool is_other_kind(const struct req_wqe *e, uint8_t kind, uint32_t psn)
@@ -365,7 +337,9 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 		c->bad = true;	/* every response for this PSN has this size and place */
 		return false;
 	}
-	if (scatter_read(t, e, off, m, pkt->payload_off, want) != IBV_WC_SUCCESS) {
+	/* Each SGE checked again: it may have been deregistered since the WQE started. */
+	if (transport_sge_scatter(t, e->w->sge, e->w->num_sge, off, m, pkt->payload_off, NULL,
+				  want) != IBV_WC_SUCCESS) {
 		comp_fail(t, c, IBV_WC_LOC_PROT_ERR);	/* its memory was deregistered */
 		return true;
 	}

@@ -210,6 +210,34 @@ void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint3
 	}
 }
 
+enum ibv_wc_status transport_sge_scatter(const struct transport_qp *t, const struct ibv_sge *sge,
+					 uint32_t num_sge, uint32_t off, const struct rte_mbuf *m,
+					 uint32_t src, const void *buf, uint32_t len)
+{
+	const uint8_t *b = buf;
+	uint32_t i, n;
+	uint8_t *dst;
+
+	for (i = 0; i < num_sge && len != 0; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		if (transport_sge_check(t, &sge[i], IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS)
+			return IBV_WC_LOC_PROT_ERR;
+		n = RTE_MIN(len, sge[i].length - off);
+		dst = (uint8_t *)(uintptr_t)sge[i].addr + off;
+		if (m != NULL)
+			transport_pkt_read(m, src, dst, n);
+		else
+			memcpy(dst, b + src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return IBV_WC_SUCCESS;
+}
+
 int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
 		       struct droce_hdr_fields *h)
 {

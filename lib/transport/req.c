@@ -14,10 +14,8 @@
 
 #include "transport_private.h"
 
-enum { OP_FIRST, OP_MIDDLE, OP_LAST, OP_ONLY };
-
 /* Wire opcode by work request opcode and position (rxe's next_opcode, as a table). */
-static const uint8_t wr_ops[][4] = {
+const uint8_t transport_wr_ops[TRANSPORT_WR_OPS][4] = {
 	[IBV_WR_SEND] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_MIDDLE,
 			  DROCE_OP_RC_SEND_LAST, DROCE_OP_RC_SEND_ONLY },
 	[IBV_WR_SEND_WITH_IMM] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_MIDDLE,
@@ -93,7 +91,7 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 	access = sge_access[e->kind];
 
 	/* LOCAL_INV, BIND_MW, TSO: not supported (every RC send/write opcode has an ONLY). */
-	if (e->kind < RK_READ && (w->opcode >= RTE_DIM(wr_ops) || wr_ops[w->opcode][OP_ONLY] == 0))
+	if (e->kind < RK_READ && (w->opcode >= TRANSPORT_WR_OPS || transport_wr_ops[w->opcode][OP_ONLY] == 0))
 		return IBV_WC_LOC_QP_OP_ERR;
 	if (req_kind_rd_atomic(e->kind) && t->max_rd_atomic == 0)
 		return IBV_WC_LOC_QP_OP_ERR;
@@ -206,8 +204,7 @@ static uint32_t fill_send_write(const struct transport_qp *t, const struct req_w
 	bool first = off == 0;
 
 	*last = rem <= t->mtu;
-	h->opcode = wr_ops[w->opcode][first ? (*last ? OP_ONLY : OP_FIRST) :
-				      (*last ? OP_LAST : OP_MIDDLE)];
+	h->opcode = transport_wr_ops[w->opcode][transport_msg_pos(first, *last)];
 	if (first && e->kind == RK_WRITE) {
 		h->reth.va = w->wr.rdma.remote_addr;
 		h->reth.rkey = w->wr.rdma.rkey;

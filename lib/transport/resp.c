@@ -94,25 +94,6 @@ static bool payload_len_ok(const struct transport_qp *t, uint32_t mask, uint32_t
 	return len <= t->mtu;
 }
 
-static const struct verbs_recv_wqe *get_rwqe(struct transport_qp *t)
-{
-	struct transport_resp *s = &t->resp;
-
-	if (s->rwqe != NULL)
-		return s->rwqe;
-	if (t->qp->srq != NULL) {
-		if (verbs_srq_take(t->qp->srq, &s->srq_buf) != 0)
-			return NULL;
-		s->rwqe = &s->srq_buf.wqe;
-		s->rwqe_srq = true;
-	} else {
-		s->rwqe = verbs_rq_next(t->qp);
-		s->rwqe_srq = false;
-	}
-	s->recv_off = 0;
-	return s->rwqe;
-}
-
 static uint32_t ieth_rkey(const struct droce_pkt *pkt)
 {
 	const struct droce_ieth *ieth = droce_pkt_ext(pkt, DROCE_HDR_IETH);
@@ -120,10 +101,9 @@ static uint32_t ieth_rkey(const struct droce_pkt *pkt)
 	return rte_be_to_cpu_32(ieth->rkey);
 }
 
-static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
-			  enum ibv_wc_opcode op, uint32_t byte_len, const struct droce_pkt *pkt)
+static void rc_recv_complete(struct transport_qp *t, enum ibv_wc_status st,
+			     enum ibv_wc_opcode op, uint32_t byte_len, const struct droce_pkt *pkt)
 {
-	struct transport_resp *s = &t->resp;
 	struct ibv_wc wc;
 	bool se = false;
 
@@ -145,40 +125,11 @@ static void recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 		}
 		se = droce_bth_se(droce_pkt_bth(pkt));
 	}
-	if (s->rwqe_srq)
-		verbs_srq_complete(t->qp, s->srq_buf.wqe.wr_id, &wc, se);
-	else
-		verbs_rq_complete(t->qp, &wc, se);
-	s->rwqe = NULL;
+	recv_complete(t, &wc, se);
 }
 
 static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
 		       uint32_t psn);
-
-/* Copy @len payload bytes into the receive WQE at message offset @off. */
-static enum ibv_wc_status scatter(const struct transport_qp *t, const struct verbs_recv_wqe *r,
-				  uint32_t off, const struct rte_mbuf *m, uint32_t src,
-				  uint32_t len)
-{
-	uint32_t i, n;
-
-	for (i = 0; i < r->num_sge && len != 0; i++) {
-		const struct ibv_sge *sge = &r->sge[i];
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		if (transport_sge_check(t, sge, IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS)
-			return IBV_WC_LOC_PROT_ERR;
-		n = RTE_MIN(len, sge->length - off);
-		transport_pkt_read(m, src, (uint8_t *)(uintptr_t)sge->addr + off, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
-	return IBV_WC_SUCCESS;
-}
 
 static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m,
 				const struct droce_pkt *pkt)
@@ -188,14 +139,14 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 	uint32_t len = pkt->payload_len;
 
 	/* As rxe's check_resource: a SEND needs a receive WQE from its first packet on. */
-	r = get_rwqe(t);
+	r = recv_get(t);
 	if (r == NULL)
 		return RR_RNR;
 	if (!payload_len_ok(t, pkt->mask, len))
 		return RR_INV_ACC;
 	if ((uint64_t)s->recv_off + len > r->length)
 		return RR_LEN;
-	if (scatter(t, r, s->recv_off, m, pkt->payload_off, len) != IBV_WC_SUCCESS)
+	if (recv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len) != IBV_WC_SUCCESS)
 		return RR_OP_ERR;
 	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST) {
@@ -205,7 +156,7 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 		if (unlikely(pkt->mask & DROCE_M_INV) && !verbs_remote_inv(t->qp, ieth_rkey(pkt)))
 			return RR_INV_RKEY;
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-		recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
+		rc_recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
 	}
 	return RR_OK;
 }
@@ -219,7 +170,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	enum resp_result rr;
 
 	/* WRITE with immediate consumes a receive WQE (IBA 9.4.4.2): RNR before any byte. */
-	if ((pkt->mask & DROCE_M_RWR) && get_rwqe(t) == NULL)
+	if ((pkt->mask & DROCE_M_RWR) && recv_get(t) == NULL)
 		return RR_RNR;
 	if (pkt->mask & DROCE_M_FIRST) {
 		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
@@ -253,7 +204,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	if (pkt->mask & DROCE_M_LAST) {
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 		if (pkt->mask & DROCE_M_IMM)	/* byte_len: the RDMA length, as rxe reports */
-			recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
+			rc_recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
 	}
 	return RR_OK;
 }
@@ -567,7 +518,7 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
 	s->err = true;
 	if (s->rwqe != NULL)
-		recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
+		rc_recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
 	transport_forget_wqes(t);
 }

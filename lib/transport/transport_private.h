@@ -49,6 +49,19 @@ extern int transport_logtype;
 /** AETH syndrome of a plain ACK (no credit count). */
 #define AETH_ACK_UNLIMITED (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
 
+/** A packet's place in its message. */
+enum { OP_FIRST, OP_MIDDLE, OP_LAST, OP_ONLY };
+
+static inline unsigned int transport_msg_pos(bool first, bool last)
+{
+	return first ? (last ? OP_ONLY : OP_FIRST) : (last ? OP_LAST : OP_MIDDLE);
+}
+
+/** RC wire opcodes of the SEND and RDMA WRITE work requests by position (req.c; 0: none);
+ *  UC's are the same operations (the low 5 bits) under UC's transport bits (uc.c). */
+#define TRANSPORT_WR_OPS (IBV_WR_SEND_WITH_INV + 1)
+extern const uint8_t transport_wr_ops[TRANSPORT_WR_OPS][4];
+
 /** What a send WQE turns into on the wire. */
 enum req_kind {
 	RK_SEND,
@@ -274,6 +287,13 @@ void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint3
 /** Add headers, pad, ICRC and hand the frame to env->tx(). @return 0, or -errno (m freed). */
 int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
 		       struct droce_hdr_fields *h);
+/** Copy @p len bytes into the SGE list @p sge[@p num_sge] at message offset @p off: from frame
+ *  offset @p src of @p m, or from @p buf + @p src when @p m is NULL; each SGE written to is
+ *  checked against its MR (LOCAL_WRITE) first. The one scatter of the receive WQEs (recv.c)
+ *  and of READ responses (comp.c). @return IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR. */
+enum ibv_wc_status transport_sge_scatter(const struct transport_qp *t, const struct ibv_sge *sge,
+					 uint32_t num_sge, uint32_t off, const struct rte_mbuf *m,
+					 uint32_t src, const void *buf, uint32_t len);
 /** Check an SGE list entry against its MR: lkey, PD, bounds, @p access (0 or LOCAL_WRITE).
  *  @return IBV_WC_SUCCESS or LOC_PROT_ERR. */
 enum ibv_wc_status transport_sge_check(const struct transport_qp *t, const struct ibv_sge *s,
@@ -344,13 +364,20 @@ void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_m
 	   const struct droce_pkt *pkt);
 void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	      const struct droce_pkt *pkt);
-/** The held receive WQE, or the next one of the RQ/SRQ; NULL (counted rx_no_recv_wr). */
+/** recv_get(); none is counted in rx_no_recv_wr. */
 const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t);
-enum ibv_wc_status urecv_copy(const struct transport_qp *t, uint32_t off,
-			      const struct rte_mbuf *m, uint32_t src, const void *buf,
-			      uint32_t len);
-void urecv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
-void urecv_fatal(struct transport_qp *t, enum ibv_wc_status st);
+
+/* recv.c: receive WQEs of every transport */
+/** The held receive WQE, or the next one of the RQ/SRQ (held from now on); NULL: none. */
+const struct verbs_recv_wqe *recv_get(struct transport_qp *t);
+/** Copy @p len bytes into the held WQE at message offset @p off, from frame offset @p src of
+ *  @p m, or from @p buf + @p src when @p m is NULL. The caller checked that they fit.
+ *  @return IBV_WC_SUCCESS, IBV_WC_LOC_PROT_ERR (an SGE that names no writable MR). */
+enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
+			     const struct rte_mbuf *m, uint32_t src, const void *buf, uint32_t len);
+/** Complete the held WQE with @p wc (@p se: solicited) and let it go. */
+void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
+void recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
 /* resp_out.c */
 void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,

@@ -16,22 +16,6 @@
 
 #include "transport_private.h"
 
-enum { POS_FIRST, POS_MIDDLE, POS_LAST, POS_ONLY };
-
-static const uint8_t uc_ops[][4] = {
-	[IBV_WR_SEND] = { DROCE_OP_UC_SEND_FIRST, DROCE_OP_UC_SEND_MIDDLE,
-			  DROCE_OP_UC_SEND_LAST, DROCE_OP_UC_SEND_ONLY },
-	[IBV_WR_SEND_WITH_IMM] = { DROCE_OP_UC_SEND_FIRST, DROCE_OP_UC_SEND_MIDDLE,
-				   DROCE_OP_UC_SEND_LAST_WITH_IMMEDIATE,
-				   DROCE_OP_UC_SEND_ONLY_WITH_IMMEDIATE },
-	[IBV_WR_RDMA_WRITE] = { DROCE_OP_UC_RDMA_WRITE_FIRST, DROCE_OP_UC_RDMA_WRITE_MIDDLE,
-				DROCE_OP_UC_RDMA_WRITE_LAST, DROCE_OP_UC_RDMA_WRITE_ONLY },
-	[IBV_WR_RDMA_WRITE_WITH_IMM] = { DROCE_OP_UC_RDMA_WRITE_FIRST,
-					 DROCE_OP_UC_RDMA_WRITE_MIDDLE,
-					 DROCE_OP_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
-					 DROCE_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE },
-};
-
 /* ---- requester ---- */
 
 int uc_send_packet(struct transport_env *env, struct transport_qp *t,
@@ -51,8 +35,9 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 	memset(&h, 0, sizeof(h));
 	*last = rem <= t->mtu;
 	len = RTE_MIN(rem, t->mtu);
-	h.opcode = uc_ops[w->opcode][first ? (*last ? POS_ONLY : POS_FIRST) :
-					     (*last ? POS_LAST : POS_MIDDLE)];
+	/* IBA 9.2.2.1: UC's opcode is RC's operation under UC's transport bits. */
+	h.opcode = (uint8_t)(DROCE_TRANSPORT_UC << 5 |
+			     (transport_wr_ops[w->opcode][transport_msg_pos(first, *last)] & 0x1f));
 	if (first && write) {
 		h.reth.va = w->wr.rdma.remote_addr;
 		h.reth.rkey = w->wr.rdma.rkey;
@@ -132,7 +117,7 @@ static void uc_complete(struct transport_qp *t, const struct droce_pkt *pkt,
 		wc.wc_flags = IBV_WC_WITH_IMM;
 		wc.imm_data = imm->imm;
 	}
-	urecv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
+	recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
 }
 
 /* @return false: the message is dropped (counted by the caller or here). */
@@ -147,9 +132,9 @@ static bool uc_send(struct transport_env *env, struct transport_qp *t, const str
 		return false;
 	if ((uint64_t)s->recv_off + len > s->rwqe->length)
 		return false;
-	st = urecv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len);
+	st = recv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len);
 	if (st != IBV_WC_SUCCESS) {
-		urecv_fatal(t, st);
+		recv_fatal(t, st);
 		return true;
 	}
 	s->recv_off += len;

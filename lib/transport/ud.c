@@ -146,7 +146,7 @@ static void ud_complete(struct transport_qp *t, const struct droce_pkt *pkt, uin
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = imm->imm;
 	}
-	urecv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
+	recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
 }
 
 /* Too long for the WQE: see the file comment. */
@@ -160,7 +160,7 @@ static void ud_too_long(struct transport_env *env, struct transport_qp *t)
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IBV_WC_REM_INV_REQ_ERR;
 	wc.opcode = IBV_WC_RECV;
-	urecv_complete(t, &wc, false);
+	recv_complete(t, &wc, false);
 }
 
 void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
@@ -181,11 +181,11 @@ void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_m
 		return;
 	}
 	ud_grh(pkt, grh);
-	st = urecv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
+	st = recv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
 	if (st == IBV_WC_SUCCESS)
-		st = urecv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL, pkt->payload_len);
+		st = recv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL, pkt->payload_len);
 	if (st != IBV_WC_SUCCESS) {
-		urecv_fatal(t, st);
+		recv_fatal(t, st);
 		return;
 	}
 	ud_complete(t, pkt, droce_deth_sqpn(deth));

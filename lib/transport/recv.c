@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Receive WQEs, for every transport (the RC responder, UC, UD): taken from the QP's RQ or
+ * from its SRQ and held while a message fills them, filled through one SGE scatter, completed.
+ * An unreliable message that is dropped (gap, no room, bad length) never completes its WQE:
+ * the WQE stays held and the next message reuses it, as rxe does (class D drops).
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+const struct verbs_recv_wqe *recv_get(struct transport_qp *t)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (s->rwqe != NULL)
+		return s->rwqe;
+	if (t->qp->srq != NULL) {
+		if (verbs_srq_take(t->qp->srq, &s->srq_buf) != 0)
+			return NULL;
+		s->rwqe = &s->srq_buf.wqe;
+		s->rwqe_srq = true;
+	} else {
+		s->rwqe = verbs_rq_next(t->qp);
+		s->rwqe_srq = false;
+		if (s->rwqe == NULL)
+			return NULL;
+	}
+	s->recv_off = 0;
+	return s->rwqe;
+}
+
+enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
+			     const struct rte_mbuf *m, uint32_t src, const void *buf, uint32_t len)
+{
+	const struct verbs_recv_wqe *r = t->resp.rwqe;
+
+	return transport_sge_scatter(t, r->sge, r->num_sge, off, m, src, buf, len);
+}
+
+void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
+{
+	struct transport_resp *s = &t->resp;
+
+	if (s->rwqe_srq)
+		verbs_srq_complete(t->qp, s->srq_buf.wqe.wr_id, wc, se);
+	else
+		verbs_rq_complete(t->qp, wc, se);
+	s->rwqe = NULL;
+	s->recv_off = 0;
+}
+
+/* A bad receive SGE (IBA class A, as rxe's malformed WQE): the WQE completes in error and
+ * the QP goes to ERR. */
+void recv_fatal(struct transport_qp *t, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = st;
+	wc.opcode = IBV_WC_RECV;
+	recv_complete(t, &wc, false);
+	verbs_qp_error(t->qp, IBV_EVENT_QP_FATAL);
+	transport_forget_wqes(t);
+}
