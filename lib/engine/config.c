@@ -26,6 +26,10 @@
  *                            fault injection on every device's RoCE TX path, per mille of
  *                            frames (0: off, the default), delayed frames held US
  *                            microseconds (100), PRNG seed S (fault.c; for tests)
+ *   fault_ce = N, fault_ce_frames = M
+ *                            mark N per mille of the ECN-capable RoCE frames sent CE
+ *                            (Congestion Experienced), at most M frames per device (0: no
+ *                            limit): a congested switch, for tests (fault.c)
  *   log_counters = 0|1       when a device closes (its last context, or the process ends
  *                            through the drop-in), log its counters that are not 0 (0, the
  *                            default): what a short-lived program such as perftest did on the
@@ -152,6 +156,10 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 1000000, &c->fault_delay_us);
 	if (strcmp(k, "fault_corrupt") == 0)
 		return parse_uint(v, 1000, &c->fault_corrupt);
+	if (strcmp(k, "fault_ce") == 0)
+		return parse_uint(v, 1000, &c->fault_ce);
+	if (strcmp(k, "fault_ce_frames") == 0)
+		return parse_uint(v, UINT32_MAX - 1, &c->fault_ce_frames);
 	if (strcmp(k, "fault_seed") == 0)
 		return parse_uint(v, UINT32_MAX, &c->fault_seed);
 	if (strcmp(k, "log_counters") == 0)

@@ -153,6 +153,7 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	lc->env.resolve = engine_env_resolve;
 	lc->env.counters = engine_env_counters;
 	lc->env.extbuf_ok = engine_env_extbuf_ok;
+	lc->env.dcqcn = engine_env_dcqcn;
 	lc->env.engine = lc;
 	return lc;
 }
@@ -181,7 +182,7 @@ static int init_locked(void)
 {
 	unsigned int i, n;
 
-	if (engine_config_load(&engine_cfg) < 0)
+	if (engine_config_load(&engine_cfg) < 0 || engine_cc_config_load() < 0)
 		return -EINVAL;
 	pdump_init();
 	n = engine_cfg.inline_mode ? 1 : engine_cfg.n_lcores;

@@ -64,6 +64,8 @@ struct engine_config {
 	unsigned int fault_delay_us;
 	unsigned int fault_corrupt;	/**< per mille of frames with one bit flipped */
 	unsigned int fault_seed;
+	unsigned int fault_ce;		/**< per mille of ECN-capable frames marked CE */
+	unsigned int fault_ce_frames;	/**< marks per device, at most (0: no limit) */
 	unsigned int log_counters;	/**< 1: log a device's counters when it closes */
 };
 
@@ -86,7 +88,8 @@ struct engine_qp {
 /** Fault injection on a device's transport TX path (fault.c); all zero when off. */
 struct engine_fault {
 	bool on;			/**< any probability non-zero */
-	uint16_t drop, dup, reorder, delay, corrupt;	/**< per mille */
+	uint16_t drop, dup, reorder, delay, corrupt, ce;	/**< per mille */
+	uint32_t ce_left;		/**< CE marks left (fault_ce_frames; UINT32_MAX: no limit) */
 	uint64_t rng;			/**< PRNG state (seeded from fault_seed and the port) */
 	struct rte_mbuf *held;		/**< a frame held back to be sent after later ones */
 	unsigned int held_iters;	/**< iterations it has been held */
@@ -163,6 +166,10 @@ struct engine_dev {
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	struct engine_fault fault;
+	/* Congestion control (cc.c): the device's DCQCN parameters, which its QPs point to. */
+	bool cc_ready;			/**< cc filled (engine_cc_setup()) */
+	bool cc_on;			/**< [dcqcn] enable, and not in off_devices */
+	struct dcqcn_params cc;
 	/* Multicast (mcast.c): changed by engine calls only, read by the owner's RX path. */
 	uint32_t n_mcg;
 	struct engine_mcg mcg[DROCE_MAX_MCAST_GRP];
@@ -280,6 +287,23 @@ void engine_mr_wait(struct droce_device *dev);
 /** verbs_engine_ops.mr_quiesce: the instance serving @p dev passed a point between two
  *  iterations. */
 void engine_mr_quiesce(struct droce_device *dev);
+
+/* cc.c */
+/** Parse the [dcqcn] section (verbs_dcqcn_config()). @return 0, -EINVAL. */
+int engine_cc_config_load(void);
+/** (Re)make @p edev's DCQCN parameters (at port start: line rate from the link speed). */
+void engine_cc_setup(struct engine_dev *edev);
+/** transport_env.dcqcn. */
+const struct dcqcn_params *engine_env_dcqcn(struct transport_env *env, struct droce_device *dev);
+/** The [dcqcn] settings of a device, as telemetry shows them (keys' units). */
+struct engine_cc_view {
+	bool on, np, rp;
+	unsigned int ecn;
+	unsigned int cnp_interval_us, rate_reduce_period_us, alpha_g_shift, alpha_init;
+	unsigned int alpha_period_us, time_reset_us, byte_reset, stages;
+	unsigned int line_rate_mbps, min_rate_mbps, ai_rate_mbps, hai_rate_mbps, burst;
+};
+void engine_cc_describe(const struct engine_dev *edev, struct engine_cc_view *v);
 
 /* fault.c */
 /** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */

@@ -12,7 +12,8 @@
  * after it was sent. A corrupted frame is a copy with one bit flipped after the BTH, where
  * the parser checks nothing but the ICRC: the receiver must reject it as BAD_ICRC. Every
  * fault is counted (fault_dropped, fault_corrupted, fault_duplicated, fault_delayed,
- * fault_reordered).
+ * fault_reordered). fault_ce marks ECN-capable frames Congestion Experienced, as a congested
+ * switch would, fault_ce_frames of them at most (fault_ce_marked): the DCQCN tests' fabric.
  *
  * Off by default: the TX path then pays one predictable branch (engine_env_tx()). When on,
  * a duplicate or a corrupted frame is a copy from the instance's pool (an allocation on the
@@ -49,8 +50,10 @@ void engine_fault_start(struct engine_dev *edev)
 	f->reorder = (uint16_t)engine_cfg.fault_reorder;
 	f->delay = (uint16_t)engine_cfg.fault_delay;
 	f->corrupt = (uint16_t)engine_cfg.fault_corrupt;
+	f->ce = (uint16_t)engine_cfg.fault_ce;
+	f->ce_left = engine_cfg.fault_ce_frames != 0 ? engine_cfg.fault_ce_frames : UINT32_MAX;
 	f->on = f->drop != 0 || f->dup != 0 || f->reorder != 0 || f->delay != 0 ||
-		f->corrupt != 0;
+		f->corrupt != 0 || f->ce != 0;
 	f->rng = ((uint64_t)engine_cfg.fault_seed << 16) ^ edev->port;
 	f->held = NULL;
 	f->held_iters = 0;
@@ -163,12 +166,46 @@ static struct rte_mbuf *maybe_dup(struct engine_dev *edev, struct rte_mbuf *m, b
 	return copy;
 }
 
+/* An ECN-capable (ECT(0) or ECT(1)) frame's ECN field set to CE, as a congested switch
+ * would (RFC 3168); the IPv4 header checksum follows. The ICRC does not cover the field. */
+static void mark_ce(struct engine_dev *edev, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct engine_fault *f = &edev->fault;
+
+	if (m->data_len < sizeof(*eth) + sizeof(struct rte_ipv6_hdr))
+		return;
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+		if ((ip->type_of_service & DROCE_ECN_MASK) == 0 ||
+		    (ip->type_of_service & DROCE_ECN_MASK) == DROCE_ECN_CE)
+			return;
+		ip->type_of_service |= DROCE_ECN_CE;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	} else if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eth + 1);
+		uint32_t vtc = rte_be_to_cpu_32(ip->vtc_flow), ecn = (vtc >> 20) & DROCE_ECN_MASK;
+
+		if (ecn == 0 || ecn == DROCE_ECN_CE)
+			return;
+		ip->vtc_flow = rte_cpu_to_be_32(vtc | (uint32_t)DROCE_ECN_CE << 20);
+	} else {
+		return;
+	}
+	f->ce_left--;
+	edev->cnt.fault_ce_marked++;
+}
+
 void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 {
 	struct engine_fault *f = &edev->fault;
 	struct rte_mbuf *copy;
 	bool bad;
 
+	if (f->ce_left != 0 && chance(f, f->ce))
+		mark_ce(edev, m);
 	if (chance(f, f->drop)) {
 		edev->cnt.fault_dropped++;
 		rte_pktmbuf_free(m);

@@ -190,6 +190,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	edev->tx_extbuf = port_takes_extbuf(&info);
 	discard_rx(edev);
 	engine_fault_start(edev);
+	engine_cc_setup(edev);	/* the line rate: the port's link speed */
 	edev->link_up = engine_cfg.link_poll_ms == 0 || link_up(edev->port);
 	verbs_device_link(edev->dev, edev->link_up);
 	edev->started = true;

@@ -62,6 +62,7 @@ struct tel_snap {
 	uint32_t qpns[DROCE_QP_SLOTS];
 	uint32_t n_cq;			/* CQs used by the device's QPs */
 	struct tel_cq cq[TEL_MAX_CQS];
+	struct engine_cc_view cc;	/* [dcqcn] as the device applies it */
 };
 
 /* ---- Snapshots (on the instance that owns the device) ---- */
@@ -106,6 +107,7 @@ static void snap_op(struct engine_lcore *lc, void *arg)
 
 	RTE_SET_USED(lc);
 	s->cnt = edev->cnt;
+	engine_cc_describe(edev, &s->cc);
 	for (i = 0; i < DROCE_QP_SLOTS; i++) {
 		const struct engine_qp *eq = edev->qps[i];
 
@@ -260,6 +262,13 @@ static void put_qp(struct rte_tel_data *d, const struct tel_qp *q)
 	rte_tel_data_add_dict_u64(d, "retry_left", q->t.retry_left);
 	rte_tel_data_add_dict_u64(d, "rnr_retry_left", q->t.rnr_left);
 	rte_tel_data_add_dict_int(d, "rnr_wait", q->t.rnr_wait);
+	rte_tel_data_add_dict_int(d, "dcqcn", q->t.cc_on);
+	rte_tel_data_add_dict_int(d, "rate_limited", q->t.cc_limited);
+	rte_tel_data_add_dict_u64(d, "rate_kbps", q->t.cc_rate_kbps);
+	rte_tel_data_add_dict_u64(d, "target_rate_kbps", q->t.cc_target_kbps);
+	rte_tel_data_add_dict_u64(d, "alpha_1024", q->t.cc_alpha);
+	rte_tel_data_add_dict_u64(d, "rate_cuts", q->t.cc_cuts);
+	rte_tel_data_add_dict_u64(d, "rate_increases", q->t.cc_incs);
 	put_fill(d, "sq", &q->sq);
 	put_fill(d, "rq", &q->rq);
 	rte_tel_data_add_dict_u64(d, "send_cq", q->send_cq);
@@ -319,6 +328,38 @@ static int tel_counters(const char *cmd, const char *params, struct rte_tel_data
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	put_counters(d, &s->cnt);
+	free(s);
+	return 0;
+}
+
+static int tel_dcqcn(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tel_snap *s = snap_take(params, false);
+	static const char *const ecn[] = { "off", "ect1", "ect0", "ce" };
+	const struct engine_cc_view *c;
+
+	RTE_SET_USED(cmd);
+	if (s == NULL)
+		return -EINVAL;
+	c = &s->cc;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "enable", c->on);
+	rte_tel_data_add_dict_string(d, "ecn", ecn[c->ecn & 3]);
+	rte_tel_data_add_dict_int(d, "np", c->np);
+	rte_tel_data_add_dict_int(d, "rp", c->rp);
+	rte_tel_data_add_dict_u64(d, "cnp_interval_us", c->cnp_interval_us);
+	rte_tel_data_add_dict_u64(d, "rate_reduce_period_us", c->rate_reduce_period_us);
+	rte_tel_data_add_dict_u64(d, "alpha_g_shift", c->alpha_g_shift);
+	rte_tel_data_add_dict_u64(d, "alpha_init", c->alpha_init);
+	rte_tel_data_add_dict_u64(d, "alpha_period_us", c->alpha_period_us);
+	rte_tel_data_add_dict_u64(d, "time_reset_us", c->time_reset_us);
+	rte_tel_data_add_dict_u64(d, "byte_reset", c->byte_reset);
+	rte_tel_data_add_dict_u64(d, "stages", c->stages);
+	rte_tel_data_add_dict_u64(d, "line_rate_mbps", c->line_rate_mbps);
+	rte_tel_data_add_dict_u64(d, "min_rate_mbps", c->min_rate_mbps);
+	rte_tel_data_add_dict_u64(d, "ai_rate_mbps", c->ai_rate_mbps);
+	rte_tel_data_add_dict_u64(d, "hai_rate_mbps", c->hai_rate_mbps);
+	rte_tel_data_add_dict_u64(d, "burst", c->burst);
 	free(s);
 	return 0;
 }
@@ -442,6 +483,8 @@ RTE_INIT(engine_telemetry_register)
 		"Returns a droce device's port, MAC, MTU, engine, QPs, CQs. Parameter: device");
 	rte_telemetry_register_cmd("/droce/counters", tel_counters,
 		"Returns a droce device's counters. Parameter: device");
+	rte_telemetry_register_cmd("/droce/dcqcn", tel_dcqcn,
+		"Returns a droce device's congestion control settings ([dcqcn]). Parameter: device");
 	rte_telemetry_register_cmd("/droce/qps", tel_qps,
 		"Returns the QP numbers of a droce device. Parameter: device");
 	rte_telemetry_register_cmd("/droce/qp", tel_qp,

@@ -39,4 +39,11 @@ void transport_qp_info(const struct transport_qp *t, struct transport_qp_info *o
 	out->retry_left = t->req.retry_left;
 	out->rnr_left = t->req.rnr_left;
 	out->rnr_wait = t->req.rnr_wait;
+	out->cc_on = t->cc.p != NULL && t->cc.p->rp;
+	out->cc_limited = t->cc.limited;
+	out->cc_rate_kbps = t->cc.rc;
+	out->cc_target_kbps = t->cc.rt;
+	out->cc_alpha = t->cc.alpha >> (DCQCN_ALPHA_SHIFT - 10);
+	out->cc_cuts = t->cc.cuts;
+	out->cc_incs = t->cc.incs;
 }

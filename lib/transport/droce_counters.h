@@ -87,7 +87,16 @@ extern "C" {
 	X(tx_zero_copy,        "frames sent with the payload attached to registered memory, not copied") \
 	X(tx_ud_unreachable,   "UD messages completed unsent: no answer to ARP/ND for the destination") \
 	X(tx_link_down,        "frames not sent: the port's link was down (PORT_ERR)") \
-	X(rx_link_down,        "frames received while the port's link was down (dropped)")
+	X(rx_link_down,        "frames received while the port's link was down (dropped)") \
+	X(rx_ce,               "RoCE v2 frames received marked ECN Congestion Experienced (CE)") \
+	X(cnp_sent,            "CNPs sent (DCQCN notification point: CE seen; one per QP per cnp_interval_us)") \
+	X(cnp_skipped,         "CE frames answered by no CNP (within cnp_interval_us, UD, notification point off)") \
+	X(cnp_rcvd,            "CNPs received (given to the DCQCN reaction point)") \
+	X(cc_rate_cut,         "rate cuts by the DCQCN reaction point (a CNP)") \
+	X(cc_rate_inc,         "rate increases by the DCQCN reaction point (timer, byte counter)") \
+	X(cc_rate_full,        "QPs whose rate recovered to line rate (pacer off)") \
+	X(cc_paced,            "times a requester waited for its DCQCN pacer") \
+	X(fault_ce_marked,     "frames marked ECN CE by fault injection ([engine] fault_ce)")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;

@@ -21,7 +21,7 @@ void transport_path_set(struct transport_qp *t)
 
 	memset(f, 0, sizeof(*f));
 	f->ipv6 = !av->ipv4;
-	f->tclass = g->traffic_class;
+	f->tclass = transport_tclass(t, g->traffic_class);
 	f->hop_limit = g->hop_limit;
 	f->flow_label = g->flow_label;
 	f->sport = droce_flow_sport(t->qpn, t->dqpn);
@@ -255,6 +255,7 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
 	/* Per QP only: the device counts what its port takes (engine). */
 	t->cnt.tx_packets++;
 	t->cnt.tx_bytes += rte_pktmbuf_pkt_len(m);
+	transport_cc_sent(env, t, rte_pktmbuf_pkt_len(m));
 	env->tx(env, t->dev, m);
 	return 0;
 }

@@ -137,6 +137,8 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 {
 	enum ibv_qp_state st = transport_state(t);
 
+	if (t->cc.p == NULL && env->dcqcn != NULL)
+		dcqcn_init(&t->cc, env->dcqcn(env, t->dev));	/* before the path: ECN */
 	/* Leaving service (RESET forgets the responder's output, ERR ends it): send what is owed
 	 * to the peer first. */
 	if ((st == IBV_QPS_RESET || st == IBV_QPS_ERR) && (attr_mask & IBV_QP_STATE))
@@ -145,6 +147,7 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 		/* IBA 10.3.1: RESET forgets everything; the queues were emptied by verbs. */
 		req_reset(t, 0);
 		resp_reset(t);
+		dcqcn_init(&t->cc, t->cc.p);
 		return;
 	}
 	if (st == IBV_QPS_ERR) {
@@ -167,7 +170,11 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 	t->cnt.rx_bytes += rte_pktmbuf_pkt_len(m);
 	t->cnt.rx_roce++;
 	sync_err(t, st);
-	if (t->type != IBV_QPT_RC) {
+	if (unlikely((pkt->tclass & DROCE_ECN_MASK) == DROCE_ECN_CE))
+		transport_cc_rx_ce(env, t, pkt);
+	if (unlikely(pkt->opcode == DROCE_OP_CNP)) {
+		transport_cc_rx_cnp(env, t, pkt);	/* never a request or a response */
+	} else if (t->type != IBV_QPT_RC) {
 		urecv_rx(env, t, m, pkt);	/* UC, UD */
 	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
 		TCNT(env, t, rx_bad_opcode);
@@ -219,12 +226,16 @@ bool transport_tx_pending(const struct transport_qp *t)
 		return true;
 	if (st == IBV_QPS_ERR)
 		return verbs_wq_pending(t->qp, true) || verbs_wq_pending(t->qp, false);
+	if (unlikely(t->cc.wait))
+		return false;	/* the pacer holds the requester: its deadline wakes it */
 	return t->type == IBV_QPT_RC ? req_pending(t) : ureq_pending(t);
 }
 
 uint64_t transport_deadline(const struct transport_qp *t)
 {
-	return RTE_MIN(t->req.rto_deadline, t->req.rnr_deadline);
+	uint64_t d = RTE_MIN(t->req.rto_deadline, t->req.rnr_deadline);
+
+	return unlikely(t->cc.wait) ? RTE_MIN(d, t->cc.tx_next) : d;
 }
 
 void transport_timeout(struct transport_env *env, struct transport_qp *t)
@@ -232,6 +243,8 @@ void transport_timeout(struct transport_env *env, struct transport_qp *t)
 	enum ibv_qp_state st = transport_state(t);
 
 	sync_err(t, st);
+	if (t->cc.wait && (int64_t)(env->now - t->cc.tx_next) >= 0)
+		t->cc.wait = false;	/* the requester looks at its pacer again */
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
 	comp_timeout(env, t);

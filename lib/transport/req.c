@@ -430,7 +430,8 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 			comp_locals(t);
 			continue;
 		}
-		if (!req_sendable(t, e) || transport_path_ready(env, t) != 0)
+		if (!req_sendable(t, e) || transport_path_ready(env, t) != 0 ||
+		    !transport_cc_tx_ok(env, t))
 			break;
 		if (!e->started)
 			wqe_start(t, e);

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "droce_counters.h"
+#include "dcqcn.h"
 #include "droce_wire.h"
 #include "verbs_engine.h"
 
@@ -60,6 +61,9 @@ struct transport_env {
 	 *  verbs_mr_extbuf_attach())? NULL: no. */
 	bool (*extbuf_ok)(struct transport_env *env, struct droce_device *dev);
 	void *engine;                   /**< the engine's own */
+	/** The congestion control parameters of @p dev's QPs (dcqcn.h), or NULL (off: no ECN
+	 *  marking, no CNPs, no rate limit). NULL callback: off for every device. */
+	const struct dcqcn_params *(*dcqcn)(struct transport_env *env, struct droce_device *dev);
 };
 
 /** Per-QP protocol state (opaque to the engine). */
@@ -121,6 +125,14 @@ struct transport_qp_info {
 	uint8_t retry_left;		/**< transport retries left */
 	uint8_t rnr_left;		/**< RNR retries left (7: infinite) */
 	bool rnr_wait;			/**< stopped by an RNR NAK */
+	/* congestion control (DCQCN reaction point) */
+	bool cc_on;			/**< the device's DCQCN is on for this QP */
+	bool cc_limited;		/**< a CNP cut the rate; not back at line rate */
+	uint32_t cc_rate_kbps;		/**< current rate (line rate when unlimited) */
+	uint32_t cc_target_kbps;	/**< target rate */
+	uint32_t cc_alpha;		/**< alpha in 1/1024 */
+	uint32_t cc_cuts;		/**< rate cuts since the QP was created or reset */
+	uint32_t cc_incs;		/**< rate increases */
 };
 
 /** Fill @p out from @p t. Owner only (like every call here). */

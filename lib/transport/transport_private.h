@@ -26,6 +26,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
+#include "dcqcn.h"
 #include "transport.h"
 
 extern int transport_logtype;
@@ -205,6 +206,7 @@ struct transport_qp {
 	struct transport_req req;
 	struct transport_resp resp;
 	struct droce_counters cnt;	/**< this QP's share of the device counters (TCNT) */
+	struct dcqcn_qp cc;		/**< congestion control (dcqcn.c) */
 };
 
 /**
@@ -378,6 +380,36 @@ enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
 /** Complete the held WQE with @p wc (@p se: solicited) and let it go. */
 void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
 void recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
+
+/* dcqcn.c: congestion control (dcqcn.h) */
+/** The traffic class of a connected (RC, UC) QP's frames for @p tc (the AV's): its ECN field
+ *  set to the configured ECT when the application left it Not-ECT and congestion control is
+ *  on. UD frames stay as the AH says: no CNP answers a UD datagram's CE (dcqcn.c). */
+static inline uint8_t transport_tclass(const struct transport_qp *t, uint8_t tc)
+{
+	return (tc & DROCE_ECN_MASK) == 0 && t->cc.p != NULL && t->type != IBV_QPT_UD ?
+	       tc | t->cc.p->ecn : tc;
+}
+bool transport_cc_tx_ok_slow(struct transport_env *env, struct transport_qp *t);
+void transport_cc_sent_slow(struct transport_env *env, struct transport_qp *t, uint32_t bytes);
+/** A frame for @p t arrived with ECN CE: the notification point (a CNP, or not). */
+void transport_cc_rx_ce(struct transport_env *env, struct transport_qp *t,
+			const struct droce_pkt *pkt);
+/** A CNP for @p t: counted and given to the reaction point. */
+void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
+			 const struct droce_pkt *pkt);
+/** May the requester send a packet now (the DCQCN pacer)? One branch while unlimited. */
+static inline bool transport_cc_tx_ok(struct transport_env *env, struct transport_qp *t)
+{
+	return likely(!t->cc.limited) || transport_cc_tx_ok_slow(env, t);
+}
+/** @p bytes of the QP left: charged to its pacer while it is limited. */
+static inline void transport_cc_sent(struct transport_env *env, struct transport_qp *t,
+				     uint32_t bytes)
+{
+	if (unlikely(t->cc.limited))
+		transport_cc_sent_slow(env, t, bytes);
+}
 
 /* resp_out.c */
 void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,

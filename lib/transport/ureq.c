@@ -89,6 +89,8 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 				ureq_done(t);
 			continue;
 		}
+		if (!transport_cc_tx_ok(env, t))
+			break;	/* the DCQCN pacer */
 		last = false;
 		rc = t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
 					     uc_send_packet(env, t, e->w, &last);

@@ -8,6 +8,7 @@
  *   [eal]            args = EAL arguments used when droce initialises EAL itself
  *   [engine]         kept as key = value pairs for the engine layer (doc/engine.md)
  *   [cm]             kept as key = value pairs for the connection manager (doc/cm.md)
+ *   [dcqcn]          kept as key = value pairs for the engine (doc/congestion.md)
  *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
  *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU,
  *                    neigh = ADDR@MAC[,ADDR@MAC...] (static neighbours, IPv4 or IPv6 ADDR)
@@ -233,6 +234,8 @@ static int parse_globals(struct rte_cfgfile *cf, struct verbs_config *out)
 	rc = parse_kv(cf, "engine", out->engine, RTE_DIM(out->engine), &out->n_engine);
 	if (rc == 0)
 		rc = parse_kv(cf, "cm", out->cm, RTE_DIM(out->cm), &out->n_cm);
+	if (rc == 0)
+		rc = parse_kv(cf, "dcqcn", out->dcqcn, RTE_DIM(out->dcqcn), &out->n_dcqcn);
 	return rc;
 }
 

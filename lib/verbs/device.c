@@ -40,6 +40,8 @@ static struct {
 	struct verbs_kv engine[VERBS_MAX_KV];	/**< the [engine] section, for the engine layer */
 	unsigned int n_cm;
 	struct verbs_kv cm[VERBS_MAX_KV];	/**< the [cm] section, for lib/cm */
+	unsigned int n_dcqcn;
+	struct verbs_kv dcqcn[VERBS_MAX_KV];	/**< the [dcqcn] section, for the engine */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rc = 1 };
 
 /*
@@ -295,6 +297,8 @@ static int init_locked(void)
 		memcpy(g.engine, cfg->engine, sizeof(g.engine));
 		g.n_cm = cfg->n_cm;
 		memcpy(g.cm, cfg->cm, sizeof(g.cm));
+		g.n_dcqcn = cfg->n_dcqcn;
+		memcpy(g.dcqcn, cfg->dcqcn, sizeof(g.dcqcn));
 		rc = eal_start(cfg->eal_args);
 	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
@@ -368,6 +372,12 @@ unsigned int verbs_cm_config(const struct verbs_kv **kv)
 {
 	*kv = g.cm;	/* written once, at initialisation */
 	return g.n_cm;
+}
+
+unsigned int verbs_dcqcn_config(const struct verbs_kv **kv)
+{
+	*kv = g.dcqcn;	/* written once, at initialisation */
+	return g.n_dcqcn;
 }
 
 void *verbs_device_engine(const struct droce_device *dev)

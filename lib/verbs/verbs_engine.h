@@ -446,11 +446,13 @@ struct verbs_kv {
 	char value[256];
 };
 /** Entries a section may have. */
-#define VERBS_MAX_KV 16
+#define VERBS_MAX_KV 32
 /** The [engine] section as loaded (the engine interprets it). @return number of entries. */
 unsigned int verbs_engine_config(const struct verbs_kv **kv);
 /** The [cm] section as loaded (lib/cm interprets it). @return number of entries. */
 unsigned int verbs_cm_config(const struct verbs_kv **kv);
+/** The [dcqcn] section as loaded (the engine interprets it). @return number of entries. */
+unsigned int verbs_dcqcn_config(const struct verbs_kv **kv);
 
 #ifdef __cplusplus
 }

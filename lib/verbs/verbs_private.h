@@ -309,6 +309,8 @@ struct verbs_config {
 	struct verbs_kv engine[VERBS_MAX_KV];	/**< [engine] section, interpreted by the engine */
 	unsigned int n_cm;
 	struct verbs_kv cm[VERBS_MAX_KV];	/**< [cm] section, interpreted by lib/cm */
+	unsigned int n_dcqcn;
+	struct verbs_kv dcqcn[VERBS_MAX_KV];	/**< [dcqcn] section, interpreted by the engine */
 	unsigned int n_dev;
 	struct droce_device_cfg dev[DROCE_MAX_DEVICES];
 };

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -80,6 +81,7 @@ struct tt {
 	uint32_t qhead, qtail;
 	/* link impairments (per mille) and the RNG */
 	unsigned int drop, dup, reorder;
+	unsigned int ce;		/* per mille of ECN-capable frames marked CE */
 	bool blackhole[2];		/* frames to side i vanish */
 	uint64_t rng;
 	unsigned int resolve_fail;	/* resolve() says -EAGAIN this many more times */
@@ -160,6 +162,20 @@ static inline void tt_inject(struct tt *tt, int to, uint32_t dqpn, uint8_t opcod
 	tt_inject_h(tt, to, &h, len);
 }
 
+/* A congested switch: an ECN-capable IPv4 frame (ECT(0) or ECT(1)) marked CE, its header
+ * checksum updated; the ICRC does not cover the field. */
+static inline void tt_mark_ce(struct rte_mbuf *m, struct droce_pkt *pkt)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, pkt->l3_off);
+
+	if (pkt->ipv6 || (pkt->tclass & 3) == 0 || (pkt->tclass & 3) == 3)
+		return;
+	ip->type_of_service |= 3;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	CHECK_EQ(droce_parse_mbuf(m, 0, pkt), DROCE_PARSE_OK);
+}
+
 static void tt_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
 	struct tt *tt = env->engine;
@@ -167,6 +183,8 @@ static void tt_tx(struct transport_env *env, struct droce_device *dev, struct rt
 	struct droce_pkt pkt;
 
 	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	if (tt->ce && tt_rand(tt) % 1000 < tt->ce)
+		tt_mark_ce(m, &pkt);
 	tt->frames++;
 	tt->cnt[from].tx_packets++;
 	if (tt->tap != NULL)
