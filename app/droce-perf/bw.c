@@ -238,6 +238,31 @@ static int post_ready(struct perf_ctx *c, struct bw_run *b)
 	return 0;
 }
 
+/*
+ * With -q > 1 and -D: how evenly the QPs shared the link, from the messages each completed —
+ * Jain's fairness index (sum x)^2 / (n sum x^2): 1 when equal, 1/n when one QP had it all —
+ * and the smallest and largest share (the incast benchmark, doc/congestion.md).
+ */
+static void report_shares(const struct perf_ctx *c, const struct bw_run *b)
+{
+	double sum = 0, sq = 0, n = c->o->qps;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned int q;
+
+	for (q = 0; q < c->o->qps; q++) {
+		double x = (double)b->qp[q].posted;
+
+		sum += x;
+		sq += x * x;
+		lo = RTE_MIN(lo, b->qp[q].posted);
+		hi = RTE_MAX(hi, b->qp[q].posted);
+	}
+	perf_progress_clear();
+	printf(" QP shares: %u QPs, messages per QP min %llu max %llu, Jain's fairness index "
+	       "%.3f\n", c->o->qps, (unsigned long long)lo, (unsigned long long)hi,
+	       sq > 0 ? sum * sum / (n * sq) : 0.0);
+}
+
 /* One pass: post, poll, account. @return 1 to go on, 0 when done, -1 on error. */
 static int bw_step(struct perf_ctx *c, struct bw_run *b, uint64_t *stall)
 {
@@ -296,6 +321,8 @@ int perf_bw_run(struct perf_ctx *c, struct perf_result *r)
 	r->seconds = (double)(b.last - b.start) / (double)hz;
 	r->peak_mps = b.peak;
 	r->interrupted = perf_stop != 0;
+	if (rc == 0 && c->o->qps > 1 && c->o->duration > 0 && !c->o->json)
+		report_shares(c, &b);
 	bw_free(c, &b);
 	return rc;
 }

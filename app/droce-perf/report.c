@@ -323,6 +323,10 @@ void perf_report_counters(const struct perf_ctx *c)
 	uint64_t rtx = c->tot[0].retransmits + c->tot[1].retransmits;
 	uint64_t drops = c->tot[0].tx_dropped + c->tot[1].tx_dropped + c->tot[0].rx_bad_frame +
 			 c->tot[1].rx_bad_frame + c->tot[0].rx_unknown_qp + c->tot[1].rx_unknown_qp;
+	/* A link made lossy on purpose ([engine] bottleneck_*, fault_*): its drops are no bug. */
+	uint64_t link = c->tot[0].bneck_dropped + c->tot[1].bneck_dropped +
+			c->tot[0].fault_dropped + c->tot[1].fault_dropped +
+			c->tot[0].fault_corrupted + c->tot[1].fault_corrupted;
 
 	if (c->o->json) {
 		if (rtx != 0)
@@ -336,7 +340,11 @@ void perf_report_counters(const struct perf_ctx *c)
 	if (c->mem_per_qp != 0)
 		printf(" Memory per idle QP (RSS growth while creating and connecting): %llu "
 		       "bytes\n", (unsigned long long)c->mem_per_qp);
-	if (rtx != 0 || drops != 0)
+	if (link != 0)
+		printf(" The link dropped or corrupted %llu frames on purpose (test bottleneck, fault "
+		       "injection): %llu retransmissions\n", (unsigned long long)link,
+		       (unsigned long long)rtx);
+	else if (rtx != 0 || drops != 0)
 		printf(" WARNING: %llu unexpected retransmissions, %llu frames dropped: the link "
 		       "is lossless here, so these are droce's own losses\n",
 		       (unsigned long long)rtx, (unsigned long long)drops);

@@ -66,6 +66,9 @@ struct engine_config {
 	unsigned int fault_seed;
 	unsigned int fault_ce;		/**< per mille of ECN-capable frames marked CE */
 	unsigned int fault_ce_frames;	/**< marks per device, at most (0: no limit) */
+	unsigned int bottleneck_mbps;	/**< test bottleneck (bottleneck.c): drain rate, 0: off */
+	unsigned int bottleneck_mark_kb;	/**< queue above which frames are marked CE */
+	unsigned int bottleneck_limit_kb;	/**< queue limit: tail drop */
 	unsigned int log_counters;	/**< 1: log a device's counters when it closes */
 };
 
@@ -98,6 +101,19 @@ struct engine_fault {
 	uint16_t d_head, d_n;
 	struct rte_mbuf *delayed[ENGINE_FAULT_DELAYED];
 	uint64_t due[ENGINE_FAULT_DELAYED];	/**< TSC at which each leaves */
+};
+
+#define ENGINE_BNECK_FRAMES 8192	/**< frames the test bottleneck may queue */
+
+/** The test bottleneck on a device's transport TX path (bottleneck.c); off when on is false. */
+struct engine_bneck {
+	bool on;
+	uint32_t head, n;		/**< queued frames: q[head .. head + n) */
+	uint64_t bytes;			/**< queued bytes */
+	uint64_t next;			/**< TSC at which the head frame leaves */
+	uint64_t tick_q16;		/**< TSC ticks per byte at bottleneck_mbps, << 16 */
+	uint64_t mark, limit;		/**< bytes queued above which CE is marked, tail drop */
+	struct rte_mbuf *q[ENGINE_BNECK_FRAMES];
 };
 
 /** A multicast group of a device as the receive path sees it (mcast.c). */
@@ -166,6 +182,7 @@ struct engine_dev {
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	struct engine_fault fault;
+	struct engine_bneck bneck;
 	/* Congestion control (cc.c): the device's DCQCN parameters, which its QPs point to. */
 	bool cc_ready;			/**< cc filled (engine_cc_setup()) */
 	bool cc_on;			/**< [dcqcn] enable, and not in off_devices */
@@ -288,6 +305,14 @@ void engine_mr_wait(struct droce_device *dev);
  *  iterations. */
 void engine_mr_quiesce(struct droce_device *dev);
 
+/* bottleneck.c */
+void engine_bneck_start(struct engine_dev *edev);
+void engine_bneck_stop(struct engine_dev *edev);
+/** Queue @p m in the bottleneck (marked CE above the mark, dropped above the limit). */
+void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
+/** Once per iteration, before the flush: what the bottleneck's rate lets leave by @p now. */
+void engine_bneck_drain(struct engine_dev *edev, uint64_t now);
+
 /* cc.c */
 /** Parse the [dcqcn] section (verbs_dcqcn_config()). @return 0, -EINVAL. */
 int engine_cc_config_load(void);
@@ -306,6 +331,9 @@ struct engine_cc_view {
 void engine_cc_describe(const struct engine_dev *edev, struct engine_cc_view *v);
 
 /* fault.c */
+/** Set an ECN-capable frame's ECN field to CE (RFC 3168), the IPv4 checksum following (the
+ *  ICRC does not cover the field). @return false when it is Not-ECT or CE already. */
+bool engine_mark_ce(struct rte_mbuf *m);
 /** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */
 void engine_fault_start(struct engine_dev *edev);
 /** Free a held frame (at port stop). */

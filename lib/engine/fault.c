@@ -166,21 +166,18 @@ static struct rte_mbuf *maybe_dup(struct engine_dev *edev, struct rte_mbuf *m, b
 	return copy;
 }
 
-/* An ECN-capable (ECT(0) or ECT(1)) frame's ECN field set to CE, as a congested switch
- * would (RFC 3168); the IPv4 header checksum follows. The ICRC does not cover the field. */
-static void mark_ce(struct engine_dev *edev, struct rte_mbuf *m)
+bool engine_mark_ce(struct rte_mbuf *m)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	struct engine_fault *f = &edev->fault;
 
 	if (m->data_len < sizeof(*eth) + sizeof(struct rte_ipv6_hdr))
-		return;
+		return false;
 	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 
 		if ((ip->type_of_service & DROCE_ECN_MASK) == 0 ||
 		    (ip->type_of_service & DROCE_ECN_MASK) == DROCE_ECN_CE)
-			return;
+			return false;
 		ip->type_of_service |= DROCE_ECN_CE;
 		ip->hdr_checksum = 0;
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
@@ -189,13 +186,12 @@ static void mark_ce(struct engine_dev *edev, struct rte_mbuf *m)
 		uint32_t vtc = rte_be_to_cpu_32(ip->vtc_flow), ecn = (vtc >> 20) & DROCE_ECN_MASK;
 
 		if (ecn == 0 || ecn == DROCE_ECN_CE)
-			return;
+			return false;
 		ip->vtc_flow = rte_cpu_to_be_32(vtc | (uint32_t)DROCE_ECN_CE << 20);
 	} else {
-		return;
+		return false;
 	}
-	f->ce_left--;
-	edev->cnt.fault_ce_marked++;
+	return true;
 }
 
 void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
@@ -204,8 +200,10 @@ void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 	struct rte_mbuf *copy;
 	bool bad;
 
-	if (f->ce_left != 0 && chance(f, f->ce))
-		mark_ce(edev, m);
+	if (f->ce_left != 0 && chance(f, f->ce) && engine_mark_ce(m)) {
+		f->ce_left--;
+		edev->cnt.fault_ce_marked++;
+	}
 	if (chance(f, f->drop)) {
 		edev->cnt.fault_dropped++;
 		rte_pktmbuf_free(m);

@@ -163,6 +163,8 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 		if (!lc->devs[i]->started)
 			continue;
 		engine_fault_tick(lc->devs[i], lc->env.now);
+		if (unlikely(lc->devs[i]->bneck.n != 0))
+			engine_bneck_drain(lc->devs[i], lc->env.now);
 		work += engine_dev_flush(lc->devs[i]);
 	}
 	health(lc, work);

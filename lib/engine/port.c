@@ -149,7 +149,7 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
  * PMD that hands the buffer to a device or another process (virtio_user, NICs) could not
  * reach application memory. Not with fault injection either: a delayed or reordered frame
  * could be read after its WR completed and the application reused the memory (it would fail
- * its ICRC instead of counting as the duplicate it is). */
+ * its ICRC instead of counting as the duplicate it is). Nor behind the test bottleneck. */
 static bool port_takes_extbuf(const struct rte_eth_dev_info *info)
 {
 	return engine_cfg.tx_zero_copy && strcmp(info->driver_name, "net_ring") == 0;
@@ -190,6 +190,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	edev->tx_extbuf = port_takes_extbuf(&info);
 	discard_rx(edev);
 	engine_fault_start(edev);
+	engine_bneck_start(edev);
 	engine_cc_setup(edev);	/* the line rate: the port's link speed */
 	edev->link_up = engine_cfg.link_poll_ms == 0 || link_up(edev->port);
 	verbs_device_link(edev->dev, edev->link_up);
@@ -205,6 +206,7 @@ void engine_port_stop(struct engine_dev *edev)
 	if (!edev->started)
 		return;
 	engine_fault_stop(edev);
+	engine_bneck_stop(edev);
 	engine_mcast_stop(edev);
 	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
 	for (i = 0; i < 8 && edev->n_tx != 0; i++)
@@ -269,7 +271,9 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 	}
 	if (unlikely(edev->n_mcg != 0))
 		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
-	if (unlikely(edev->fault.on))
+	if (unlikely(edev->bneck.on))
+		engine_bneck_tx(edev, m, env->now);	/* test bottleneck (not with faults) */
+	else if (unlikely(edev->fault.on))
 		engine_fault_tx(edev, m, env->now);
 	else
 		engine_dev_tx(edev, m);
@@ -280,7 +284,7 @@ bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)
 	const struct engine_dev *edev = verbs_device_engine(dev);
 
 	RTE_SET_USED(env);
-	return edev->tx_extbuf && !edev->fault.on;
+	return edev->tx_extbuf && !edev->fault.on && !edev->bneck.on;
 }
 
 struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev)

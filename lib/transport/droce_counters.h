@@ -96,7 +96,9 @@ extern "C" {
 	X(cc_rate_inc,         "rate increases by the DCQCN reaction point (timer, byte counter)") \
 	X(cc_rate_full,        "QPs whose rate recovered to line rate (pacer off)") \
 	X(cc_paced,            "times a requester waited for its DCQCN pacer") \
-	X(fault_ce_marked,     "frames marked ECN CE by fault injection ([engine] fault_ce)")
+	X(fault_ce_marked,     "frames marked ECN CE by fault injection ([engine] fault_ce)") \
+	X(bneck_marked,        "frames marked ECN CE by the test bottleneck (queue above bottleneck_mark_kb)") \
+	X(bneck_dropped,       "frames dropped by the test bottleneck (queue full: bottleneck_limit_kb)")
 
 struct droce_counters {
 #define DROCE_COUNTER_FIELD(name, desc) uint64_t name;
