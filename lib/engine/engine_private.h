@@ -181,6 +181,8 @@ struct engine_dev {
 	bool tx_extbuf;
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
+	/** fault.on || bneck.on: the transport's frames take engine_env_tx()'s slow path. */
+	bool tx_slow;
 	struct engine_fault fault;
 	struct engine_bneck bneck;
 	/* Congestion control (cc.c): the device's DCQCN parameters, which its QPs point to. */

@@ -191,6 +191,7 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	discard_rx(edev);
 	engine_fault_start(edev);
 	engine_bneck_start(edev);
+	edev->tx_slow = edev->fault.on || edev->bneck.on;
 	engine_cc_setup(edev);	/* the line rate: the port's link speed */
 	edev->link_up = engine_cfg.link_poll_ms == 0 || link_up(edev->port);
 	verbs_device_link(edev->dev, edev->link_up);
@@ -271,12 +272,12 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 	}
 	if (unlikely(edev->n_mcg != 0))
 		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
-	if (unlikely(edev->bneck.on))
-		engine_bneck_tx(edev, m, env->now);	/* test bottleneck (not with faults) */
-	else if (unlikely(edev->fault.on))
-		engine_fault_tx(edev, m, env->now);
-	else
+	if (likely(!edev->tx_slow))
 		engine_dev_tx(edev, m);
+	else if (edev->bneck.on)
+		engine_bneck_tx(edev, m, env->now);	/* test bottleneck (not with faults) */
+	else
+		engine_fault_tx(edev, m, env->now);
 }
 
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)

@@ -260,6 +260,12 @@ void transport_cc_rx_ce(struct transport_env *env, struct transport_qp *t,
 void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
 			 const struct droce_pkt *pkt)
 {
+	enum ibv_qp_state st = transport_state(t);
+
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
+		TCNT(env, t, rx_qp_state);	/* no peer yet */
+		return;
+	}
 	if (t->type != IBV_QPT_UD && !transport_path_matches(t, pkt)) {
 		TCNT(env, t, rx_bad_addr);	/* not from our peer */
 		return;

@@ -172,12 +172,16 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 	sync_err(t, st);
 	if (unlikely((pkt->tclass & DROCE_ECN_MASK) == DROCE_ECN_CE))
 		transport_cc_rx_ce(env, t, pkt);
-	if (unlikely(pkt->opcode == DROCE_OP_CNP)) {
-		transport_cc_rx_cnp(env, t, pkt);	/* never a request or a response */
-	} else if (t->type != IBV_QPT_RC) {
-		urecv_rx(env, t, m, pkt);	/* UC, UD */
+	if (t->type != IBV_QPT_RC) {
+		if (unlikely(pkt->opcode == DROCE_OP_CNP))
+			transport_cc_rx_cnp(env, t, pkt);
+		else
+			urecv_rx(env, t, m, pkt);	/* UC, UD */
 	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
-		TCNT(env, t, rx_bad_opcode);
+		if (pkt->opcode == DROCE_OP_CNP)
+			transport_cc_rx_cnp(env, t, pkt);	/* no request, no response */
+		else
+			TCNT(env, t, rx_bad_opcode);
 	} else if ((droce_bth_pkey(bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
 		TCNT(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
 	} else if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
