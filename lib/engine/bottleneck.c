@@ -2,12 +2,14 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * A congested link for tests and benchmarks ([engine] bottleneck_mbps, bottleneck_mark_kb,
- * bottleneck_limit_kb): the RoCE frames a device's QPs transmit go through a FIFO that
- * drains at bottleneck_mbps (frame bytes, TSC time), as the egress queue of a switch port
- * would. A frame that finds more than bottleneck_mark_kb queued is marked CE if it is
- * ECN-capable (a step marker, as DCTCP and DCQCN deployments configure RED: bneck_marked); one
- * that would take the queue past bottleneck_limit_kb is dropped (tail drop: bneck_dropped).
+ * A congested link for tests and benchmarks ([engine] bottleneck_*): the RoCE frames a
+ * device's QPs transmit go through a FIFO that drains at bottleneck_mbps (frame bytes, TSC
+ * time), as the egress queue of a switch port would. An ECN-capable frame that finds more than
+ * bottleneck_mark_kb queued is marked CE as RED with ECN marks (the DCQCN paper's switch
+ * configuration): with a probability growing linearly from 0 there to bottleneck_mark_pmax
+ * per mille at bottleneck_mark_max_kb, always above (equal thresholds: a step marker, as
+ * DCTCP's); bneck_marked. A frame that would take the queue past bottleneck_limit_kb is
+ * dropped (tail drop: bneck_dropped).
  * N QPs of one device sending to another through it are N senders into one bottleneck:
  * incast, reproducible on one machine (doc/congestion.md). ARP and ND frames bypass it.
  *
@@ -33,7 +35,28 @@ void engine_bneck_start(struct engine_dev *edev)
 	/* ticks per byte << 16 at bottleneck_mbps */
 	b->tick_q16 = ((hz * 8) << 16) / ((uint64_t)engine_cfg.bottleneck_mbps * 1000000);
 	b->mark = (uint64_t)engine_cfg.bottleneck_mark_kb * 1024;
+	b->mark_max = RTE_MAX((uint64_t)engine_cfg.bottleneck_mark_max_kb * 1024, b->mark);
+	b->pmax = engine_cfg.bottleneck_mark_pmax;
 	b->limit = (uint64_t)engine_cfg.bottleneck_limit_kb * 1024;
+	b->rng = ((uint64_t)engine_cfg.fault_seed << 16) ^ edev->port ^ 0x5eed;
+}
+
+/* RED's marking decision for a frame arriving at @p b's queue (xorshift64* draws). */
+static bool red_mark(struct engine_bneck *b)
+{
+	uint64_t r, p;
+
+	if (b->bytes <= b->mark)
+		return false;
+	if (b->bytes >= b->mark_max)
+		return true;
+	b->rng ^= b->rng >> 12;
+	b->rng ^= b->rng << 25;
+	b->rng ^= b->rng >> 27;
+	r = (b->rng * 0x2545f4914f6cdd1dull) % (1000ull * 1024);
+	/* pmax (per mille) * (bytes - mark) / (mark_max - mark), in 1/1024000 */
+	p = b->pmax * 1024 * (b->bytes - b->mark) / (b->mark_max - b->mark);
+	return r < p;
 }
 
 void engine_bneck_stop(struct engine_dev *edev)
@@ -55,7 +78,7 @@ void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (b->bytes > b->mark && engine_mark_ce(m))
+	if (red_mark(b) && engine_mark_ce(m))
 		edev->cnt.bneck_marked++;
 	if (b->n == 0 && (int64_t)(now - b->next) > 0)
 		b->next = now;	/* an idle link sends at once */

@@ -163,9 +163,10 @@ static bool device_off(const char *name)
 /* The port's link speed in Mbit/s, 0 when it does not say. */
 static uint32_t link_mbps(const struct engine_dev *edev)
 {
+	int port = verbs_device_port(edev->dev);
 	struct rte_eth_link l;
 
-	if (!edev->started || rte_eth_link_get_nowait(edev->port, &l) != 0 ||
+	if (port < 0 || rte_eth_link_get_nowait((uint16_t)port, &l) != 0 ||
 	    l.link_speed == RTE_ETH_SPEED_NUM_NONE || l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
 		return 0;
 	return l.link_speed;

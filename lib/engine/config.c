@@ -30,11 +30,13 @@
  *                            mark N per mille of the ECN-capable RoCE frames sent CE
  *                            (Congestion Experienced), at most M frames per device (0: no
  *                            limit): a congested switch, for tests (fault.c)
- *   bottleneck_mbps = M, bottleneck_mark_kb = K, bottleneck_limit_kb = L
+ *   bottleneck_mbps = M, bottleneck_mark_kb = K, bottleneck_mark_max_kb = X,
+ *   bottleneck_mark_pmax = P, bottleneck_limit_kb = L
  *                            a congested link, for tests and benchmarks: each device's RoCE
  *                            frames leave through a FIFO draining at M Mbit/s (0: off, the
- *                            default), marked CE above K KiB queued (64), dropped above L KiB
- *                            (1024) (bottleneck.c)
+ *                            default), marked CE as RED does from K KiB queued (64) with a
+ *                            probability reaching P per mille (1000) at X KiB (K: a step),
+ *                            always above X; dropped above L KiB (1024) (bottleneck.c)
  *   log_counters = 0|1       when a device closes (its last context, or the process ends
  *                            through the drop-in), log its counters that are not 0 (0, the
  *                            default): what a short-lived program such as perftest did on the
@@ -169,6 +171,10 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 4000000, &c->bottleneck_mbps);
 	if (strcmp(k, "bottleneck_mark_kb") == 0)
 		return parse_uint(v, 1u << 20, &c->bottleneck_mark_kb);
+	if (strcmp(k, "bottleneck_mark_max_kb") == 0)
+		return parse_uint(v, 1u << 20, &c->bottleneck_mark_max_kb);
+	if (strcmp(k, "bottleneck_mark_pmax") == 0)
+		return parse_uint(v, 1000, &c->bottleneck_mark_pmax);
 	if (strcmp(k, "bottleneck_limit_kb") == 0)
 		return parse_uint(v, 1u << 20, &c->bottleneck_limit_kb);
 	if (strcmp(k, "fault_seed") == 0)
@@ -196,6 +202,7 @@ int engine_config_load(struct engine_config *c)
 	c->tx_zero_copy = 1;
 	c->fault_delay_us = 100;
 	c->bottleneck_mark_kb = 64;
+	c->bottleneck_mark_pmax = 1000;
 	c->bottleneck_limit_kb = 1024;
 	for (i = 0; i < n; i++) {
 		if (parse_key(c, kv[i].key, kv[i].value) < 0) {

@@ -68,6 +68,8 @@ struct engine_config {
 	unsigned int fault_ce_frames;	/**< marks per device, at most (0: no limit) */
 	unsigned int bottleneck_mbps;	/**< test bottleneck (bottleneck.c): drain rate, 0: off */
 	unsigned int bottleneck_mark_kb;	/**< queue above which frames are marked CE */
+	unsigned int bottleneck_mark_max_kb;	/**< ... always above this (RED's max) */
+	unsigned int bottleneck_mark_pmax;	/**< marking probability at mark_max, per mille */
 	unsigned int bottleneck_limit_kb;	/**< queue limit: tail drop */
 	unsigned int log_counters;	/**< 1: log a device's counters when it closes */
 };
@@ -112,7 +114,10 @@ struct engine_bneck {
 	uint64_t bytes;			/**< queued bytes */
 	uint64_t next;			/**< TSC at which the head frame leaves */
 	uint64_t tick_q16;		/**< TSC ticks per byte at bottleneck_mbps, << 16 */
-	uint64_t mark, limit;		/**< bytes queued above which CE is marked, tail drop */
+	uint64_t mark, mark_max;	/**< RED: marking from mark bytes queued, always above max */
+	uint32_t pmax;			/**< RED: marking probability at mark_max, per mille */
+	uint64_t limit;			/**< tail drop above */
+	uint64_t rng;
 	struct rte_mbuf *q[ENGINE_BNECK_FRAMES];
 };
 
