@@ -261,6 +261,7 @@ void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
 			 const struct droce_pkt *pkt)
 {
 	enum ibv_qp_state st = transport_state(t);
+	unsigned int incs;
 
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
 		TCNT(env, t, rx_qp_state);	/* no peer yet */
@@ -271,6 +272,13 @@ void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
 		return;
 	}
 	TCNT(env, t, cnp_rcvd);
+	/* The timer events due by now first, counted as the pacer would have counted them. */
+	incs = dcqcn_advance(&t->cc, env->now);
+	if (incs != 0) {
+		TCNT_ADD(env, t, cc_rate_inc, incs);
+		if (!t->cc.limited)
+			TCNT(env, t, cc_rate_full);
+	}
 	if (dcqcn_cnp(&t->cc, env->now)) {
 		TCNT(env, t, cc_rate_cut);
 		if (!t->cc.limited)

@@ -11,7 +11,9 @@
  *   leave ECT(0); CE -> CNPs from the receiver (BECN, Not-ECT, at most one per
  *   cnp_interval per QP) -> counted by the sender, its rate cut and its requester paced ->
  *   recovery to line rate once marking stops; every byte delivered; CNPs never a bad frame;
- *   with the notification point off, CE is counted and answered by no CNP.
+ *   with the notification point off, CE is counted and answered by no CNP; a CNP from another
+ *   address than the peer's is rx_bad_addr, to a QP in INIT rx_qp_state, one marked CE is
+ *   counted and answered by no CNP.
  */
 #include <inttypes.h>
 
@@ -422,6 +424,74 @@ static void np_off(void)
 	params[1].np = true;
 }
 
+/* A CNP to side @p to's QP @p dqpn from address @p sgid_side's GID, ECN field @p ecn. */
+static void inject_cnp(int to, int sgid_side, uint32_t dqpn, uint8_t ecn)
+{
+	struct droce_hdr_fields h;
+	struct droce_flow f;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
+
+	CHECK(m != NULL);
+	memset(&f, 0, sizeof(f));
+	memcpy(f.sgid, tt.gid[sgid_side].raw, 16);
+	memcpy(f.dgid, tt.gid[to].raw, 16);
+	f.tclass = ecn;
+	memset(&h, 0, sizeof(h));
+	h.opcode = DROCE_OP_CNP;
+	h.dqpn = dqpn;
+	h.pkey = 0xffff;
+	CHECK_EQ(droce_build_mbuf(m, &f, &h), 0);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	CHECK(droce_bth_becn(droce_pkt_bth(&pkt)));
+	tt_enqueue(&tt, m, &pkt, to);
+	tt_run(&tt, NULL, NULL, 1000000);
+}
+
+/* Which CNPs a QP takes: from its peer only, in RTR or later; a CE-marked CNP is answered by
+ * no CNP; none is ever a bad opcode. */
+static void cnp_admission(void)
+{
+	struct transport_qp_info info;
+	struct ibv_qp_attr at;
+	struct tt_opts o;
+	struct tt_qp *a, *b, *c;
+
+	tt_opts_default(&o);
+	memset(&tt.cnt, 0, sizeof(tt.cnt));
+	tt.tap = NULL;
+	a = tt_pair(&tt, &o);
+	b = a->peer;
+	inject_cnp(1, 1, b->qp->qp_num, 0);	/* from droce1's own address: not the peer */
+	CHECK_EQ(tt.cnt[1].rx_bad_addr, 1u);
+	CHECK_EQ(tt.cnt[1].cnp_rcvd, 0u);
+	transport_qp_info(b->t, &info);
+	CHECK(!info.cc_limited);
+	inject_cnp(1, 0, b->qp->qp_num, 0);	/* from the peer */
+	CHECK_EQ(tt.cnt[1].cnp_rcvd, 1u);
+	CHECK_EQ(tt.cnt[1].cc_rate_cut, 1u);
+	transport_qp_info(b->t, &info);
+	CHECK(info.cc_limited);
+	CHECK_EQ(info.cc_rate_kbps, 4000000u);	/* 8 Gb/s halved */
+	CHECK_EQ(info.cc_cuts, 1u);
+	inject_cnp(1, 0, b->qp->qp_num, DROCE_ECN_CE);	/* marked: counted, not answered */
+	CHECK_EQ(tt.cnt[1].rx_ce, 1u);
+	CHECK_EQ(tt.cnt[1].cnp_skipped, 1u);
+	CHECK_EQ(tt.cnt[1].cnp_sent, 0u);
+	CHECK_EQ(tt.cnt[1].cnp_rcvd, 2u);
+	/* A QP in INIT has no peer yet. */
+	c = tt_qp_new(&tt, 1, &o);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = 1;
+	tt_modify(&tt, c, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		  IBV_QP_ACCESS_FLAGS);
+	inject_cnp(1, 0, c->qp->qp_num, 0);
+	CHECK_EQ(tt.cnt[1].rx_qp_state, 1u);
+	CHECK_EQ(tt.cnt[1].cnp_rcvd, 2u);
+	CHECK_EQ(tt.cnt[0].rx_bad_opcode + tt.cnt[1].rx_bad_opcode, 0u);
+}
+
 int main(int argc, char **argv)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
@@ -442,5 +512,6 @@ int main(int argc, char **argv)
 	rmr = tt_mr(&tt, 1, rbuf, SZ, access);
 	ce_cnp_cut_recover();
 	np_off();
+	cnp_admission();
 	return 0;
 }
