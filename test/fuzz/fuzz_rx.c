@@ -26,6 +26,7 @@
  *   and the MR of another PD are untouched (a write lands only where an R_Key allows it);
  * - no mbuf is left behind once the QP is destroyed;
  * - nothing crashes, leaks or reads out of bounds (ASan, UBSan).
+ * DCQCN is on (ECN, CNPs for CE frames, a CNP's rate cut), as by default in the engine.
  */
 #include "../transport/tt.h"
 #include "transport_private.h"
@@ -67,6 +68,17 @@ static void mem_init(int k, int access, struct droce_pd *pd, uint8_t fill)
 	CHECK(mr[k] != NULL);
 }
 
+/* Congestion control on, as the engine's default: CE frames answered by CNPs, CNPs cutting
+ * the rate of the QP (a fast one, so that its pacer holds the requester now and then). */
+static struct dcqcn_params cc;
+
+static const struct dcqcn_params *fuzz_dcqcn(struct transport_env *env, struct droce_device *dev)
+{
+	RTE_SET_USED(env);
+	RTE_SET_USED(dev);
+	return &cc;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static char *eal[] = { "fuzz_rx", "--no-huge", "--no-shconf", "-m", "512", "--no-pci",
@@ -79,6 +91,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	memset(ref_ro, RO_BYTE, MR_LEN);
 	tt_init(&tt, 7, eal, 1);
 	tt.blackhole[0] = tt.blackhole[1] = true;	/* what the QP sends is checked, then dropped */
+	cc = (struct dcqcn_params){ .np = true, .rp = true, .ecn = DROCE_ECN_ECT0,
+		.alpha_g_shift = 8, .alpha_init = DCQCN_ALPHA_ONE, .stages = 5,
+		.line_rate = 100000, .min_rate = 1000, .ai_rate = 1000, .hai_rate = 10000,
+		.byte_reset = 65536, .burst = 4096, .hz = TT_HZ, .cnp_interval = TT_HZ / 20000,
+		.rate_reduce_period = TT_HZ / 250000, .alpha_period = TT_HZ / 18000,
+		.time_reset = TT_HZ / 18000 };
+	tt.env.dcqcn = fuzz_dcqcn;
 	scq = droce_create_cq(tt.ctx[1], 4096, NULL, NULL, 0);
 	rcq = droce_create_cq(tt.ctx[1], 4096, NULL, NULL, 0);
 	other_pd = droce_alloc_pd(tt.ctx[1]);
