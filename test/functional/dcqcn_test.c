@@ -11,6 +11,11 @@
  * bad frame, and cut its rate (cc_rate_cut) -> with marking over, its rate increased
  * (cc_rate_inc) back to line rate (cc_rate_full). The same holds the other way for the marked
  * ACKs. Every byte arrives; the per-QP counters carry the same numbers as the devices'.
+ *
+ * Argument "off" (pair_ce_off_*.ini, [dcqcn] enable = 0): no frame leaves ECN-capable, so
+ * nothing is marked, and no CNP or rate change happens. "off0" (pair_ce_off0_*.ini,
+ * off_devices = droce0): droce0's frames leave Not-ECT (none marked); droce1's ACKs are
+ * marked and arrive CE at droce0, which counts them and answers none with a CNP.
  */
 #include <inttypes.h>
 
@@ -50,6 +55,42 @@ static void check_direction(const struct droce_counters *from, const struct droc
 	CHECK(from->cc_rate_cut <= from->cnp_rcvd);
 }
 
+/* Nothing of congestion control happened on @p c. */
+static void check_quiet(const struct droce_counters *c)
+{
+	CHECK_EQ(c->cnp_sent + c->cnp_rcvd + c->cc_rate_cut + c->cc_rate_inc + c->cc_paced, 0);
+}
+
+/* DCQCN off everywhere (@p dev0_only false) or on droce0 only. */
+static void off(struct fn_ep *ep, struct fn_mem *m, bool dev0_only)
+{
+	struct droce_counters c[2];
+	unsigned int round;
+
+	for (round = 0; round < ROUNDS_MAX; round++) {
+		write_round(ep, m, round + 1);
+		c[1] = fn_counters(1);
+		/* off: a few rounds; droce0 off: until droce1's ACKs had their marks */
+		if (dev0_only ? c[1].fault_ce_marked == MARKS : round == 7)
+			break;
+	}
+	CHECK(round < ROUNDS_MAX);
+	fn_run(0.1);
+	c[0] = fn_counters(0);
+	c[1] = fn_counters(1);
+	CHECK_EQ(c[0].fault_ce_marked, 0);	/* droce0's frames: Not-ECT */
+	CHECK_EQ(c[1].rx_ce, 0);
+	check_quiet(&c[0]);
+	check_quiet(&c[1]);
+	if (dev0_only) {
+		CHECK_EQ(c[0].rx_ce, MARKS);
+		CHECK_EQ(c[0].cnp_skipped, MARKS);	/* answered by no CNP */
+	} else {
+		CHECK_EQ(c[1].fault_ce_marked, 0);
+		CHECK_EQ(c[0].rx_ce + c[0].cnp_skipped + c[1].cnp_skipped, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct fn_attr a = fn_attr_default();
@@ -63,6 +104,15 @@ int main(int argc, char **argv)
 	fn_pair(ep, &a);
 	for (i = 0; i < 2; i++)
 		fn_mem_reg(&m[i], ep[i].pd, (size_t)LEN * DEPTH, FN_ACCESS_ALL, 0);
+	if (argc > 2) {
+		CHECK(strcmp(argv[2], "off") == 0 || strcmp(argv[2], "off0") == 0);
+		off(ep, m, strcmp(argv[2], "off0") == 0);
+		for (i = 0; i < 2; i++)
+			fn_mem_free(&m[i]);
+		fn_pair_destroy(ep);
+		fn_close();
+		return 0;
+	}
 
 	/* Marked while the first frames pass, then a clean link: until droce0's QP recovered. */
 	for (round = 0; round < ROUNDS_MAX; round++) {
