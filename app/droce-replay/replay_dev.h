@@ -12,7 +12,7 @@
 #include "replay.h"
 
 #define REPLAY_RING 1024
-/* droce's GID table (lib/verbs/device.c): 0 fe80::EUI-64, then ::ffff:IPv4 if the device has
+/* droce's GID table (lib/verbs/verbs_device.c): 0 fe80::EUI-64, then ::ffff:IPv4 if the device has
  * IPv4, then its IPv6 addresses. A replay device has one of the two: its address is GID 1. */
 #define REPLAY_SGID_INDEX 1
 

@@ -6,10 +6,10 @@
  * lib/cm internals (not installed).
  *
  * One CM per process (struct cm_global, @c cm): every id, channel, agent and timer is under
- * cm.lock, which no engine lcore ever takes. The service thread (service.c) waits on the
- * agents' completion channels and a wake-up eventfd, receives MADs (agent.c), hands them to
- * the connection state machines (conn.c for RC, sidr.c for UD), fires the timers (MAD
- * retransmission, timewait, address resolution) and queues events (event.c). API calls take
+ * cm.lock, which no engine lcore ever takes. The service thread (cm_service.c) waits on the
+ * agents' completion channels and a wake-up eventfd, receives MADs (cm_agent.c), hands them to
+ * the connection state machines (cm_conn.c for RC, cm_sidr.c for UD), fires the timers (MAD
+ * retransmission, timewait, address resolution) and queues events (cm_event.c). API calls take
  * the lock, change state, send MADs and wake the thread when they armed a timer.
  *
  * Lock order: cm.lock > (verbs and engine calls: droce_modify_qp() and friends, which may wait
@@ -55,7 +55,7 @@ struct cm_config {
 	unsigned int inline_tick_ms;	/**< inline engine: drive it at least this often (1) */
 };
 
-/* ---- Agents: the GSI QP of a device (agent.c) ---- */
+/* ---- Agents: the GSI QP of a device (cm_agent.c) ---- */
 
 struct cm_agent {
 	struct droce_device *dev;
@@ -86,7 +86,7 @@ struct cm_dest {
 	uint32_t qpn;
 };
 
-/* ---- Events and channels (event.c) ---- */
+/* ---- Events and channels (cm_event.c) ---- */
 
 struct cm_id;
 
@@ -139,7 +139,7 @@ enum cm_state {
 enum cm_ib_state {
 	IB_IDLE,
 	IB_REQ_SENT,
-	IB_REQ_RCVD,		/**< CONNECT_REQUEST announced (deferred MRA: see conn.c) */
+	IB_REQ_RCVD,		/**< CONNECT_REQUEST announced (deferred MRA: see cm_conn.c) */
 	IB_MRA_REQ_RCVD,
 	IB_REP_SENT,
 	IB_REP_RCVD,		/**< CONNECT_RESPONSE announced: the application sends the RTU */
@@ -152,7 +152,7 @@ enum cm_ib_state {
 	IB_SIDR_REQ_RCVD,
 };
 
-/** A multicast group a UD id joined (mcast.c). */
+/** A multicast group a UD id joined (cm_mcast.c). */
 struct cm_mc {
 	struct cm_mc *next;
 	union ibv_gid mgid;
@@ -225,7 +225,7 @@ static inline struct cm_id *to_cid(struct droce_cm_id *id)
 	return container_of_cm(id, struct cm_id, pub);
 }
 
-/* ---- The process's CM (service.c) ---- */
+/* ---- The process's CM (cm_service.c) ---- */
 
 struct cm_timewait;
 
@@ -251,7 +251,7 @@ struct cm_global {
 
 extern struct cm_global cm;
 
-/* service.c */
+/* cm_service.c */
 /** Initialise droce and start the CM and its thread, once (they last until exit). Called
  *  without cm.lock. @return 0, -errno. */
 int cm_start(void);
@@ -270,7 +270,7 @@ uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time);
 void cm_timer_arm(struct cm_id *id, enum cm_timer what, unsigned int ms);
 void cm_timer_stop(struct cm_id *id);
 
-/* agent.c (cm.lock held) */
+/* cm_agent.c (cm.lock held) */
 /** The agent of @p dev, set up on first use. @return it, or NULL with rte_errno-like errno. */
 struct cm_agent *cm_agent_get(struct droce_device *dev);
 /** Free every agent (the last user is gone). */
@@ -290,7 +290,7 @@ struct cm_agent *cm_agent_by_gid(const union ibv_gid *gid);
 /** Fill a CM MAD header (method SEND, class version 2) for @p attr with @p tid. */
 void cm_mad_hdr(struct droce_cm_mad *m, uint16_t attr, uint64_t tid);
 
-/* event.c (cm.lock held) */
+/* cm_event.c (cm.lock held) */
 /** Queue an event for @p id (on its channel); @p pdata/@p len are copied.
  *  @return the event (param to be filled by the caller), or NULL (no memory: logged). */
 struct cm_event *cm_event_queue(struct cm_id *id, enum rdma_cm_event_type type, int status,
@@ -304,7 +304,7 @@ struct cm_chan *cm_chan_new(bool priv);
 /** Free @p c now (a synchronous id's channel, or one never returned). */
 void cm_chan_free(struct cm_chan *c);
 
-/* id.c (cm.lock held) */
+/* cm_id.c (cm.lock held) */
 struct cm_id *cm_id_new(struct cm_chan *chan, void *context, enum rdma_port_space ps);
 void cm_id_free(struct cm_id *id);
 /** Give @p id a local communication ID (a slot in cm.by_local). @return 0, -ENOMEM. */
@@ -325,7 +325,7 @@ void cm_resolve_poll(struct cm_id *id);
 /** Build the path record of @p id (its route) from its addresses and agent. */
 void cm_path_fill(struct cm_id *id);
 
-/* conn.c (cm.lock held) */
+/* cm_conn.c (cm.lock held) */
 void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_rep(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_rtu(struct cm_agent *a, const struct droce_cm_mad *m);
@@ -345,11 +345,11 @@ void cm_conn_abandon(struct cm_id *id);
 struct cm_id *cm_child_new(struct cm_id *l, struct cm_agent *a, const uint8_t ours[16],
 			   const uint8_t theirs[16], uint16_t their_port);
 
-/* addrinfo.c (without cm.lock) */
+/* cm_addrinfo.c (without cm.lock) */
 /** After droce_cm_get_request(): the QP a passive endpoint's request gets. @return 0, -1. */
 int cm_ep_request_qp(struct cm_id *l, struct cm_id *id);
 
-/* sidr.c (cm.lock held) */
+/* cm_sidr.c (cm.lock held) */
 void cm_rx_sidr_req(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_sidr_rep(struct cm_agent *a, const struct droce_cm_mad *m);
 int cm_sidr_connect(struct cm_id *id, const struct rdma_conn_param *p);
@@ -357,11 +357,11 @@ int cm_sidr_answer(struct cm_id *id, const struct rdma_conn_param *p, bool accep
 		   const void *pdata, uint8_t len);
 void cm_sidr_timeout(struct cm_id *id);
 
-/* mcast.c (cm.lock held) */
+/* cm_mcast.c (cm.lock held) */
 /** Leave every group @p id joined (its QP detached). */
 void cm_mcast_leave_all(struct cm_id *id);
 
-/* qp.c (cm.lock held) */
+/* cm_qp.c (cm.lock held) */
 /** Move the id's QP to @p state with the connection's attributes. @return 0, errno. */
 int cm_qp_to(struct cm_id *id, enum ibv_qp_state state);
 /** The attributes for @p state (droce_cm_init_qp_attr()). @return 0, EINVAL. */

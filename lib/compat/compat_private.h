@@ -20,7 +20,7 @@
 #include <infiniband/verbs.h>
 
 #include "droce.h"
-#include "rdma_core_private.h"
+#include "compat_rdma_core_private.h"
 
 #define compat_container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -143,36 +143,36 @@ static inline struct compat_srq *to_csrq(struct ibv_srq *s)
 	return compat_container_of(s, struct compat_srq, ibv);
 }
 
-/* device.c: the objects of a context. */
+/* compat_device.c: the objects of a context. */
 void compat_obj_add(struct ibv_context *ctx, struct compat_obj *o, enum compat_kind kind,
 		    void *ibv);
 void compat_obj_del(struct ibv_context *ctx, struct compat_obj *o);
 struct compat_obj *compat_obj_take(struct ibv_context *ctx, const void *ibv);
 
-/* objects.c: ack what the application got and did not ack, before a forced destroy. */
+/* compat_objects.c: ack what the application got and did not ack, before a forced destroy. */
 void compat_cq_drop_events(struct compat_cq *cq);
 void compat_qp_drop_events(struct compat_qp *qp);
 void compat_srq_drop_events(struct compat_srq *srq);
 
-/* device.c: with an inline engine, run one iteration from an application thread. */
+/* compat_device.c: with an inline engine, run one iteration from an application thread. */
 void compat_engine_kick(struct ibv_context *context);
 
-/* objects.c: the ibv_context_ops data path. */
+/* compat_objects.c: the ibv_context_ops data path. */
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int compat_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int compat_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
-/* objects.c: memory windows */
+/* compat_objects.c: memory windows */
 struct ibv_mw *compat_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int compat_dealloc_mw(struct ibv_mw *mw);
 int compat_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
-/* qp.c */
+/* compat_qp.c */
 int compat_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int compat_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *compat_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 
-/* qp_ex.c: struct ibv_qp_ex's wr_* ops on top of droce_post_send(). */
+/* compat_qp_ex.c: struct ibv_qp_ex's wr_* ops on top of droce_post_send(). */
 int compat_qp_ex_init(struct compat_qp *qp, uint64_t send_ops_flags);
 void compat_qp_ex_fini(struct compat_qp *qp);
 

@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The droce authors
 """Write a C file that takes the address of every symbol a version script exports, with only
 rdma-core's declarations in scope (<infiniband/verbs.h>, <infiniband/sa.h> and
-rdma_core_private.h, and the HEADERs given: <rdma/rdma_cma.h>... for librdmacm.map): an export
+compat_rdma_core_private.h, and the HEADERs given: <rdma/rdma_cma.h>... for librdmacm.map): an export
 rdma-core does not declare fails to compile.
 
 usage: map_decls.py MAP out.c [HEADER...]
@@ -34,7 +34,7 @@ def main():
         sys.exit(f'{src}: no global symbol')
     name = re.sub(r'\W', '_', src.rsplit('/', 1)[-1].split('.')[0])
     lines = [f'/* Generated from {src.rsplit("/", 1)[-1]} by lib/compat/map_decls.py. */',
-             '#include "rdma_core_private.h"']
+             '#include "compat_rdma_core_private.h"']
     lines += [f'#include <{h}>' for h in headers]
     lines += ['', f'const void *const {name}_map_declared[] = {{']
     lines += [f'\t(const void *)&{s},' for s in syms]

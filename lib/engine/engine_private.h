@@ -57,7 +57,7 @@ struct engine_config {
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
 	unsigned int link_poll_ms;	/**< link poll interval; 0: links not followed */
 	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
-	unsigned int fault_drop;	/**< fault injection (fault.c), per mille of frames */
+	unsigned int fault_drop;	/**< fault injection (engine_fault.c), per mille of frames */
 	unsigned int fault_dup;
 	unsigned int fault_reorder;
 	unsigned int fault_delay;	/**< per mille of frames held back fault_delay_us */
@@ -66,7 +66,7 @@ struct engine_config {
 	unsigned int fault_seed;
 	unsigned int fault_ce;		/**< per mille of ECN-capable frames marked CE */
 	unsigned int fault_ce_frames;	/**< marks per device, at most (0: no limit) */
-	unsigned int bottleneck_mbps;	/**< test bottleneck (bottleneck.c): drain rate, 0: off */
+	unsigned int bottleneck_mbps;	/**< test bottleneck (engine_bottleneck.c): drain rate, 0: off */
 	unsigned int bottleneck_mark_kb;	/**< queue above which frames are marked CE */
 	unsigned int bottleneck_mark_max_kb;	/**< ... always above this (RED's max) */
 	unsigned int bottleneck_mark_pmax;	/**< marking probability at mark_max, per mille */
@@ -90,7 +90,7 @@ struct engine_qp {
 
 #define ENGINE_FAULT_DELAYED 64	/**< frames a device may hold back for fault_delay_us */
 
-/** Fault injection on a device's transport TX path (fault.c); all zero when off. */
+/** Fault injection on a device's transport TX path (engine_fault.c); all zero when off. */
 struct engine_fault {
 	bool on;			/**< any probability non-zero */
 	uint16_t drop, dup, reorder, delay, corrupt, ce;	/**< per mille */
@@ -107,7 +107,7 @@ struct engine_fault {
 
 #define ENGINE_BNECK_FRAMES 8192	/**< frames the test bottleneck may queue */
 
-/** The test bottleneck on a device's transport TX path (bottleneck.c); off when on is false. */
+/** The test bottleneck on a device's transport TX path (engine_bottleneck.c); off when on is false. */
 struct engine_bneck {
 	bool on;
 	uint32_t head, n;		/**< queued frames: q[head .. head + n) */
@@ -121,14 +121,14 @@ struct engine_bneck {
 	struct rte_mbuf *q[ENGINE_BNECK_FRAMES];
 };
 
-/** A multicast group of a device as the receive path sees it (mcast.c). */
+/** A multicast group of a device as the receive path sees it (engine_mcast.c). */
 struct engine_mcg {
 	uint8_t gid[16];
 	uint32_t n;
 	struct engine_qp *eq[DROCE_MAX_MCAST_QP_ATTACH];
 };
 
-/* ---- The drop log (droplog.c) ---- */
+/* ---- The drop log (engine_droplog.c) ---- */
 
 /** Counter indices, in DROCE_COUNTERS order. */
 enum engine_cnt_idx {
@@ -173,7 +173,7 @@ struct engine_dev {
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
 	struct neigh_table *neigh;
 	struct engine_qp *qps[DROCE_QP_SLOTS];	/**< by verbs_qpn_slot() (owner only) */
-	/* The device's QPs the TX step visits (loop.c): those whose doorbell rang and those the
+	/* The device's QPs the TX step visits (engine_loop.c): those whose doorbell rang and those the
 	 * engine touched (RX, timer, modify) until they have no TX work left. Per device, so a
 	 * full device buffer stops only its own QPs' pass. */
 	uint32_t n_active;
@@ -190,16 +190,16 @@ struct engine_dev {
 	bool tx_slow;
 	struct engine_fault fault;
 	struct engine_bneck bneck;
-	/* Congestion control (cc.c): the device's DCQCN parameters, which its QPs point to. */
+	/* Congestion control (engine_cc.c): the device's DCQCN parameters, which its QPs point to. */
 	bool cc_ready;			/**< cc filled (engine_cc_setup()) */
 	bool cc_on;			/**< [dcqcn] enable, and not in off_devices */
 	struct dcqcn_params cc;
-	/* Multicast (mcast.c): changed by engine calls only, read by the owner's RX path. */
+	/* Multicast (engine_mcast.c): changed by engine calls only, read by the owner's RX path. */
 	uint32_t n_mcg;
 	struct engine_mcg mcg[DROCE_MAX_MCAST_GRP];
 	uint16_t n_loop;		/**< frames in loop[] */
 	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
-	/* Drop log (droplog.c), owner only. */
+	/* Drop log (engine_droplog.c), owner only. */
 	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
 	uint64_t tdrop_sum;		/**< sum of the ENGINE_TDROPS counters last seen */
 	uint64_t tdrop_seen[ENGINE_N_TDROPS];
@@ -230,22 +230,22 @@ struct engine_lcore {
 	struct engine_timers timers;
 	uint64_t idle_iters;
 	uint64_t link_next;		/**< TSC of the next link poll (UINT64_MAX: never) */
-	/* Health (loop.c): TSC cycles spent in iterations that did work and in idle ones (a
+	/* Health (engine_loop.c): TSC cycles spent in iterations that did work and in idle ones (a
 	 * dedicated lcore's idle sleeps included), and iterations. Written by the instance only,
 	 * with relaxed atomic stores, so telemetry reads them from any thread without a call. */
 	uint64_t busy_cycles;
 	uint64_t idle_cycles;
 	uint64_t iterations;
-	/* Control calls (engine.c): through owner.mbox, whose driver this is. */
+	/* Control calls (engine_instance.c): through owner.mbox, whose driver this is. */
 	pthread_mutex_t driver;		/**< held by an inline iteration or a direct call */
 };
 
-/* engine.c */
+/* engine_instance.c */
 extern struct engine_config engine_cfg;
 /** Run @p fn(lc, arg) on @p lc between two iterations and wait for it. */
 void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
 
-/* neigh.c (with the others declared further down) */
+/* engine_neigh.c (with the others declared further down) */
 /** droce_engine_neigh_resolve() on the instance serving @p edev: 0 and @p mac, -EAGAIN (a
  *  request is under way), -EHOSTUNREACH (the last resolution failed, for one more interval). */
 int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
@@ -266,7 +266,7 @@ struct engine_view {
  */
 int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg);
 
-/* loop.c */
+/* engine_loop.c */
 /** One iteration: RX, transport TX, timers, control, TX flush. @return work done (0: idle). */
 unsigned int engine_iteration(struct engine_lcore *lc);
 /** The dedicated lcore's main function (rte_eal_remote_launch). */
@@ -279,13 +279,13 @@ void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq);
 /** @p eq goes away: the TX step forgets it. */
 void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq);
 
-/* qp.c */
+/* engine_qp.c */
 extern const struct verbs_engine_ops engine_verbs_ops;
 /** Owner callbacks (installed on every instance's verbs_owner). */
 void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp);
 void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
 
-/* port.c */
+/* engine_port.c */
 /** Configure and start @p edev's port with @p pool for RX. @return 0, -errno. */
 int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool);
 void engine_port_stop(struct engine_dev *edev);
@@ -312,7 +312,7 @@ void engine_mr_wait(struct droce_device *dev);
  *  iterations. */
 void engine_mr_quiesce(struct droce_device *dev);
 
-/* bottleneck.c */
+/* engine_bottleneck.c */
 void engine_bneck_start(struct engine_dev *edev);
 void engine_bneck_stop(struct engine_dev *edev);
 /** Queue @p m in the bottleneck (marked CE above the mark, dropped above the limit). */
@@ -320,7 +320,7 @@ void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
 /** Once per iteration, before the flush: what the bottleneck's rate lets leave by @p now. */
 void engine_bneck_drain(struct engine_dev *edev, uint64_t now);
 
-/* cc.c */
+/* engine_cc.c */
 /** Parse the [dcqcn] section (verbs_dcqcn_config()). @return 0, -EINVAL. */
 int engine_cc_config_load(void);
 /** (Re)make @p edev's DCQCN parameters (at port start: line rate from the link speed). */
@@ -337,7 +337,7 @@ struct engine_cc_view {
 };
 void engine_cc_describe(const struct engine_dev *edev, struct engine_cc_view *v);
 
-/* fault.c */
+/* engine_fault.c */
 /** Set an ECN-capable frame's ECN field to CE (RFC 3168), the IPv4 checksum following (the
  *  ICRC does not cover the field). @return false when it is Not-ECT or CE already. */
 bool engine_mark_ce(struct rte_mbuf *m);
@@ -372,11 +372,11 @@ static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 		engine_fault_release(edev, now);
 }
 
-/* classify.c */
+/* engine_classify.c */
 /** Receive and dispatch one burst from @p edev's port. @return frames received. */
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev);
 
-/* neigh.c */
+/* engine_neigh.c */
 struct neigh_table *engine_neigh_create(struct engine_dev *edev);
 void engine_neigh_free(struct neigh_table *nt);
 /** ARP frame (Ethernet header at @p m's data start): answer and learn. */
@@ -393,7 +393,7 @@ int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 /** Is @p addr (16 bytes, GID form) one of @p edev's GIDs? */
 bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16]);
 
-/* mcast.c */
+/* engine_mcast.c */
 /** The verbs mcast hook: update the device's group table on its instance. @return 0. */
 int engine_mcast_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach);
 /** A parsed RoCE v2 frame to multicast group pkt->dgid: a copy to every attached QP except
@@ -410,7 +410,7 @@ void engine_mcast_stop(struct engine_dev *edev);
 /** @p eq goes away: take it out of every group. */
 void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
 
-/* droplog.c */
+/* engine_droplog.c */
 /** Name of drop @p reason as the counters call it ("rx_unknown_qp", "parse_err_bad_icrc")
  *  into @p s; @return its description. */
 const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n);
@@ -459,7 +459,7 @@ static inline void engine_tdrop_check(struct engine_dev *edev, const struct droc
 		engine_tdrop_found(edev, pkt, qpn, psn);
 }
 
-/* timer.c */
+/* engine_timer.c */
 int engine_timers_init(struct engine_timers *t, uint32_t cap);
 void engine_timers_free(struct engine_timers *t);
 /** Set @p eq's deadline (UINT64_MAX removes it). */
@@ -467,7 +467,7 @@ void engine_timers_set(struct engine_timers *t, struct engine_qp *eq, uint64_t d
 /** The earliest QP whose deadline is <= @p now, or NULL. */
 struct engine_qp *engine_timers_expired(const struct engine_timers *t, uint64_t now);
 
-/* config.c */
+/* engine_config.c */
 /** Parse the [engine] section (verbs_engine_config()) into @p c. @return 0, -EINVAL. */
 int engine_config_load(struct engine_config *c);
 

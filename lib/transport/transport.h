@@ -22,7 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "droce_counters.h"
-#include "dcqcn.h"
+#include "transport_dcqcn.h"
 #include "droce_wire.h"
 #include "verbs_engine.h"
 
@@ -61,7 +61,7 @@ struct transport_env {
 	 *  verbs_mr_extbuf_attach())? NULL: no. */
 	bool (*extbuf_ok)(struct transport_env *env, struct droce_device *dev);
 	void *engine;                   /**< the engine's own */
-	/** The congestion control parameters of @p dev's QPs (dcqcn.h), or NULL (off: no ECN
+	/** The congestion control parameters of @p dev's QPs (transport_dcqcn.h), or NULL (off: no ECN
 	 *  marking, no CNPs, no rate limit). NULL callback: off for every device. */
 	const struct dcqcn_params *(*dcqcn)(struct transport_env *env, struct droce_device *dev);
 };
@@ -113,7 +113,7 @@ bool transport_tx_pending(const struct transport_qp *t);
  */
 struct droce_counters *transport_qp_counters(struct transport_qp *t);
 
-/** A QP's protocol state as observability shows it (telemetry, lib/engine/telemetry.c). */
+/** A QP's protocol state as observability shows it (telemetry, lib/engine/engine_telemetry.c). */
 struct transport_qp_info {
 	uint32_t dqpn;			/**< destination QP (RC/UC; 0 before RTR) */
 	uint32_t sq_psn;		/**< requester: PSN of the next packet */

@@ -7,13 +7,13 @@
  *
  * A QP's transport state has three engines, as IBA chapter 9 describes them and Linux rxe
  * implements them:
- * - the requester (req.c): send WQEs -> request packets, PSNs, READ/ATOMIC limits, fences,
+ * - the requester (transport_req.c): send WQEs -> request packets, PSNs, READ/ATOMIC limits, fences,
  *   go-back-N retransmission rebuilt from the WQE (no copies of sent frames are kept);
- * - the responder (resp.c checks and executes requests, resp_out.c sends ACK/NAK, READ
+ * - the responder (transport_resp.c checks and executes requests, transport_resp_out.c sends ACK/NAK, READ
  *   responses and atomic ACKs in PSN order);
- * - the completer (comp.c): ACKs, NAKs and responses -> send completions, retry decisions.
- * qp.c creates the state, follows modify_qp and dispatches; path.c builds frames (flow, mbuf
- * chains, copies between mbufs and memory); timer.c converts the IBA timer codes.
+ * - the completer (transport_comp.c): ACKs, NAKs and responses -> send completions, retry decisions.
+ * transport_qp.c creates the state, follows modify_qp and dispatches; transport_path.c builds frames (flow, mbuf
+ * chains, copies between mbufs and memory); transport_timer.c converts the IBA timer codes.
  *
  * Everything runs on the QP's owner (transport.h): no locks, no allocation per packet.
  */
@@ -26,7 +26,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
-#include "dcqcn.h"
+#include "transport_dcqcn.h"
 #include "transport.h"
 
 extern int transport_logtype;
@@ -58,8 +58,8 @@ static inline unsigned int transport_msg_pos(bool first, bool last)
 	return first ? (last ? OP_ONLY : OP_FIRST) : (last ? OP_LAST : OP_MIDDLE);
 }
 
-/** RC wire opcodes of the SEND and RDMA WRITE work requests by position (req.c; 0: none);
- *  UC's are the same operations (the low 5 bits) under UC's transport bits (uc.c). */
+/** RC wire opcodes of the SEND and RDMA WRITE work requests by position (transport_req.c; 0: none);
+ *  UC's are the same operations (the low 5 bits) under UC's transport bits (transport_uc.c). */
 #define TRANSPORT_WR_OPS (IBV_WR_SEND_WITH_INV + 1)
 extern const uint8_t transport_wr_ops[TRANSPORT_WR_OPS][4];
 
@@ -114,7 +114,7 @@ struct transport_req {
 	uint32_t nlocal;		/**< RK_LOCAL WQEs done, not completed */
 	uint32_t noack;			/**< packets sent since the last AckReq */
 	/** PSNs that may be unacknowledged: TRANSPORT_MAX_UNACKED, less while recovering from
-	 *  a loss (comp.c, window_cut()). */
+	 *  a loss (transport_comp.c, window_cut()). */
 	uint32_t cwnd;
 	uint8_t retry_left;		/**< transport retries left (retry_cnt) */
 	uint8_t rnr_left;		/**< RNR retries left (rnr_retry; 7 = infinite) */
@@ -206,7 +206,7 @@ struct transport_qp {
 	struct transport_req req;
 	struct transport_resp resp;
 	struct droce_counters cnt;	/**< this QP's share of the device counters (TCNT) */
-	struct dcqcn_qp cc;		/**< congestion control (dcqcn.c) */
+	struct dcqcn_qp cc;		/**< congestion control (transport_dcqcn.c) */
 };
 
 /**
@@ -226,13 +226,13 @@ static inline uint32_t div_up(uint32_t a, uint32_t b)
 	return (a + b - 1) / b;
 }
 
-/* qp.c */
+/* transport_qp.c */
 enum ibv_qp_state transport_state(const struct transport_qp *t);
 /** The QP went to ERR behind the transport's back or by its own doing: drop every WQE
  *  reference (verbs flushes them) and stop the timers. */
 void transport_forget_wqes(struct transport_qp *t);
 
-/* path.c */
+/* transport_path.c */
 /** The path is known and its MACs resolved; -EAGAIN while resolving, -ENOTCONN without AV. */
 int transport_path_ready(struct transport_env *env, struct transport_qp *t);
 void transport_path_set(struct transport_qp *t);
@@ -291,8 +291,8 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
 		       struct droce_hdr_fields *h);
 /** Copy @p len bytes into the SGE list @p sge[@p num_sge] at message offset @p off: from frame
  *  offset @p src of @p m, or from @p buf + @p src when @p m is NULL; each SGE written to is
- *  checked against its MR (LOCAL_WRITE) first. The one scatter of the receive WQEs (recv.c)
- *  and of READ responses (comp.c). @return IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR. */
+ *  checked against its MR (LOCAL_WRITE) first. The one scatter of the receive WQEs (transport_recv.c)
+ *  and of READ responses (transport_comp.c). @return IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR. */
 enum ibv_wc_status transport_sge_scatter(const struct transport_qp *t, const struct ibv_sge *sge,
 					 uint32_t num_sge, uint32_t off, const struct rte_mbuf *m,
 					 uint32_t src, const void *buf, uint32_t len);
@@ -315,11 +315,11 @@ static inline uint8_t *transport_rkey_mem(const struct transport_qp *t, uint32_t
 	return verbs_mr_remote_mem(t->dev, t->qp->pd, t->qp, rkey, va, len, access);
 }
 
-/* timer.c */
+/* transport_timer.c */
 uint64_t transport_rto_ticks(uint8_t timeout, uint64_t hz);
 uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
 
-/* req.c */
+/* transport_req.c */
 void req_reset(struct transport_qp *t, uint32_t psn);
 enum ibv_wc_status req_local(struct transport_qp *t, const struct verbs_send_wqe *w);
 unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
@@ -333,7 +333,7 @@ enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_s
 /** Go back to comp_psn (go-back-N) at the next req_tx(). */
 void req_retry(struct transport_qp *t);
 
-/* comp.c */
+/* transport_comp.c */
 void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	     const struct droce_pkt *pkt);
 void comp_timeout(struct transport_env *env, struct transport_qp *t);
@@ -342,7 +342,7 @@ void comp_local_err(struct transport_env *env, struct transport_qp *t);
 /** Complete the done local operations (RK_LOCAL) at the head of the SQ. */
 void comp_locals(struct transport_qp *t);
 
-/* resp.c */
+/* transport_resp.c */
 void resp_reset(struct transport_qp *t);
 /** A READ's memory was deregistered while its responses were being sent: NAK remote access
  *  error for @p psn, and the QP goes to ERR (as for a bad R_Key in a request). */
@@ -350,7 +350,7 @@ void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t
 void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	     const struct droce_pkt *pkt);
 
-/* ureq.c, uc.c, ud.c, urecv.c: the unreliable transports (UC, UD) */
+/* transport_ureq.c, transport_uc.c, transport_ud.c, transport_urecv.c: the unreliable transports (UC, UD) */
 unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
 bool ureq_pending(const struct transport_qp *t);
 /** The port's active MTU in bytes (UD's message limit). */
@@ -369,7 +369,7 @@ void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rt
 /** recv_get(); none is counted in rx_no_recv_wr. */
 const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t);
 
-/* recv.c: receive WQEs of every transport */
+/* transport_recv.c: receive WQEs of every transport */
 /** The held receive WQE, or the next one of the RQ/SRQ (held from now on); NULL: none. */
 const struct verbs_recv_wqe *recv_get(struct transport_qp *t);
 /** Copy @p len bytes into the held WQE at message offset @p off, from frame offset @p src of
@@ -381,10 +381,10 @@ enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
 void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
 void recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
-/* dcqcn.c: congestion control (dcqcn.h) */
+/* transport_dcqcn.c: congestion control (transport_dcqcn.h) */
 /** The traffic class of a connected (RC, UC) QP's frames for @p tc (the AV's): its ECN field
  *  set to the configured ECT when the application left it Not-ECT and congestion control is
- *  on. UD frames stay as the AH says: no CNP answers a UD datagram's CE (dcqcn.c). */
+ *  on. UD frames stay as the AH says: no CNP answers a UD datagram's CE (transport_dcqcn.c). */
 static inline uint8_t transport_tclass(const struct transport_qp *t, uint8_t tc)
 {
 	return (tc & DROCE_ECN_MASK) == 0 && t->cc.p != NULL && t->type != IBV_QPT_UD ?
@@ -411,7 +411,7 @@ static inline void transport_cc_sent(struct transport_env *env, struct transport
 		transport_cc_sent_slow(env, t, bytes);
 }
 
-/* resp_out.c */
+/* transport_resp_out.c */
 void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
 		  uint32_t psn);
 void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t res);

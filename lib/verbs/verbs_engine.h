@@ -280,7 +280,7 @@ struct droce_device *verbs_device_find(const char *name);
 #define VERBS_DB_WORDS ((VERBS_DB_SLOTS + 63) / 64)
 #define VERBS_DB_SUM_WORDS ((VERBS_DB_WORDS + 63) / 64)
 
-/* ---- The control mailbox (mbox.c) ----
+/* ---- The control mailbox (verbs_mbox.c) ----
  * "Run this on the thread that drives the data path, between two of its steps, and wait":
  * any thread sends a message (it lives on the sender's stack), the consumer runs every queued
  * one from its loop with verbs_mbox_poll() (one load-acquire when there is none). A closed

@@ -41,7 +41,7 @@ struct verbs_evcnt {
 
 struct verbs_ctx;
 
-/** A multicast group of a device and the QPs attached to it (mcast.c, under mcast_lock). */
+/** A multicast group of a device and the QPs attached to it (verbs_mcast.c, under mcast_lock). */
 struct verbs_mcg {
 	union ibv_gid gid;
 	uint32_t n_qp;
@@ -66,7 +66,7 @@ struct droce_device {
 	uint32_t mw_next;
 	uint32_t n_pd, n_cq, n_srq, n_ah;
 	unsigned int index;		/**< in the device list */
-	unsigned int n_open;		/**< open contexts (open_lock in device.c) */
+	unsigned int n_open;		/**< open contexts (open_lock in verbs_device.c) */
 	pthread_mutex_t mcast_lock;	/**< the groups; never taken by an engine instance */
 	uint32_t n_mcg;
 	uint32_t n_mcast_attach;	/**< (QP, group) pairs */
@@ -107,7 +107,7 @@ struct verbs_mr {
 	/** Set by droce_dereg_mr() before it waits: no new segment may attach. */
 	uint32_t dead;
 	/** Windows bound to it, plus MR_MW_LOCKED while droce_dereg_mr() or droce_rereg_mr()
-	 *  runs (then no bind may take it: mw.c). */
+	 *  runs (then no bind may take it: verbs_mw.c). */
 	uint32_t n_mw;
 };
 
@@ -244,7 +244,7 @@ static inline struct verbs_mw *to_vmw(struct droce_mw *m)
 	return container_of(m, struct verbs_mw, pub);
 }
 
-/* mw.c */
+/* verbs_mw.c */
 /** Fill bind WQE @p w from @p wr: a type-2 window named by its handle, or (@p type1, from
  *  droce_bind_mw()) the droce_mw itself. @return 0 or EINVAL. */
 int verbs_bind_wqe_fill(struct droce_qp *qp, struct verbs_send_wqe *w,
@@ -261,7 +261,7 @@ uint8_t *verbs_mw_remote_mem(struct droce_device *dev, const struct droce_pd *pd
 bool verbs_mr_mw_get(struct droce_mr *mr);
 void verbs_mr_mw_put(struct droce_mr *mr);
 
-/** Live MRs, of any device, whose iova is not their address (pd_mr.c). */
+/** Live MRs, of any device, whose iova is not their address (verbs_pd_mr.c). */
 extern uint32_t verbs_n_iova_mr;
 
 void verbs_sge_iova_slow(struct droce_device *dev, struct ibv_sge *sge, uint32_t n);
@@ -302,7 +302,7 @@ static inline void *verbs_wq_slot(const struct verbs_wq *q, uint32_t idx)
 	return q->buf + (size_t)(idx & q->r.mask) * q->stride;
 }
 
-/* config.c */
+/* verbs_config.c */
 struct verbs_config {
 	char eal_args[512];
 	unsigned int n_engine;
@@ -321,7 +321,7 @@ const char *verbs_config_default_ini(void);
 /** Check one device description. @return 0, -EINVAL. */
 int verbs_config_check_dev(const struct droce_device_cfg *cfg);
 
-/* device.c */
+/* verbs_device.c */
 /** Load the configuration and initialise EAL once. @return 0, -errno. */
 int verbs_init(void);
 enum ibv_mtu verbs_mtu_from_eth(unsigned int eth_mtu);
@@ -331,7 +331,7 @@ void verbs_ctx_get(struct droce_context *c);
 const struct verbs_engine_ops *verbs_engine_ops_get(void);
 void verbs_ctx_put(struct droce_context *c);
 
-/* async.c */
+/* verbs_async.c */
 int verbs_async_init(struct verbs_ctx *ctx);
 void verbs_async_fini(struct verbs_ctx *ctx);
 /** Queue an async event on @p ctx and make async_fd readable. */
@@ -343,17 +343,17 @@ void verbs_async_forget(struct droce_context *ctx, const void *obj, struct verbs
 int verbs_efd_take(int fd);
 void verbs_efd_give(int fd);
 
-/* channel.c */
+/* verbs_channel.c */
 void verbs_channel_signal(struct verbs_cq *cq);
 void verbs_channel_forget(struct verbs_cq *cq);
 
-/* cq.c */
+/* verbs_cq.c */
 /** Engine side: write one completion. @return 0, -ENOSPC (overrun now or earlier). */
 int verbs_cq_push(struct verbs_cq *cq, const struct ibv_wc *wc, bool solicited);
 /** After an overrun: raise CQ_ERR once and fail the QPs that use @p cq. */
 void verbs_cq_fail(struct verbs_cq *cq);
 
-/* qp.c */
+/* verbs_qp.c */
 void verbs_qp_set_state(struct verbs_qp *qp, enum ibv_qp_state st);
 /** Complete every outstanding WQE of both queues with FLUSH_ERR (caller: consumer side). */
 int verbs_qp_flush(struct verbs_qp *qp, bool sq, bool rq);
@@ -362,7 +362,7 @@ void verbs_qp_reset_queues(struct verbs_qp *qp);
 /** Move to ERR and flush, under ctl_lock (caller: consumer side). */
 void verbs_qp_enter_err(struct verbs_qp *qp);
 
-/* qp_modify.c */
+/* verbs_qp_modify.c */
 /** Validate and apply a modify in the calling thread. Caller holds qp->ctl_lock and acts as
  *  the QP's consumer side. @return 0 or an errno value. */
 int verbs_qp_modify_apply(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask);
@@ -375,15 +375,15 @@ int verbs_av_from_attr(struct droce_device *dev, const struct ibv_ah_attr *attr,
 /** After a control or data-path step: handle an overrun of the QP's CQs (no lock held). */
 void verbs_qp_check_cqs(struct verbs_qp *qp);
 
-/* owner.c */
+/* verbs_owner.c */
 int verbs_owner_modify(struct verbs_qp *qp, struct ibv_qp_attr *attr, int mask);
 void verbs_owner_detach(struct verbs_qp *qp);
 
-/* mcast.c */
+/* verbs_mcast.c */
 /** EBUSY while @p qp is attached to a multicast group, else 0. */
 int verbs_qp_mcast_busy(struct verbs_qp *qp);
 
-/* srq.c */
+/* verbs_srq.c */
 int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t max_sge,
 		   uint32_t max_inline);
 void verbs_wq_free(struct verbs_wq *q);

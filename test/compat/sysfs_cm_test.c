@@ -27,7 +27,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "check.h"
-#include "rdma_core_private.h"
+#include "compat_rdma_core_private.h"
 
 static int count_libibverbs(struct dl_phdr_info *info, size_t size, void *arg)
 {

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The fault injection layer (lib/engine/fault.c, included here so that its static helpers and
+ * The fault injection layer (lib/engine/engine_fault.c, included here so that its static helpers and
  * a stand-in engine_dev_tx() are used) on N frames built by the wire builder:
  * - reproducible: the same seed and rates give the same frames out, byte for byte, in the same
  *   order; another seed gives another sequence; a rate of 0 draws nothing (adding a fault kind
@@ -17,7 +17,7 @@
 #include <rte_eal.h>
 
 #include "check.h"
-#include "../../lib/engine/fault.c"
+#include "../../lib/engine/engine_fault.c"
 
 enum { N = 20000, MAX_OUT = 2 * N };
 

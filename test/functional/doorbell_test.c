@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The engine visits only QPs with work (doorbells, lib/engine/loop.c): no post may be lost.
+ * The engine visits only QPs with work (doorbells, lib/engine/engine_loop.c): no post may be lost.
  * - NPAIRS QP pairs, all used once, then idle long enough for the engine to drop them from
  *   its active list (and, on an lcore, to go to sleep);
  * - then one QP at a time, spread over the idle crowd, gets a SEND after an idle gap: each

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Congestion control (DCQCN, lib/transport/dcqcn.c) at exact times:
+ * Congestion control (DCQCN, lib/transport/transport_dcqcn.c) at exact times:
  * - the reaction point's algorithm on its own state and an explicit clock: the cut on a CNP
  *   (rate and target, at most one per rate_reduce_period), alpha's update and decay, the
  *   minimum rate, fast recovery / additive / hyper increase by timer and byte counter,
@@ -19,7 +19,7 @@
 
 #include "tap.h"
 
-#include "dcqcn.h"
+#include "transport_dcqcn.h"
 
 #define SZ (4u << 20)
 #define NS_LIMIT 20000000000ull

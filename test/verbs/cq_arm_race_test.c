@@ -16,7 +16,7 @@
  *
  * The test runs the two sides on two CPUs, started together at an offset that follows the
  * outcomes (so the trials stay where the two sides overlap), many times, and counts the
- * trials where the poll found nothing and no event came. With release/acquire in cq.c this
+ * trials where the poll found nothing and no event came. With release/acquire in verbs_cq.c this
  * 2-core x86-64 machine lost the event in 2 548 to 19 073 of 400 000 trials (12 runs, about
  * 1 s each); with the fix, none. It runs at most MAX_TRIALS trials or DURATION_S seconds.
  * Under ThreadSanitizer (which does not model store buffers) it cannot fail, but still

@@ -210,7 +210,7 @@ static void test_keys(struct droce_pd *pd)
 	qsort(keys, 2 * NMR, sizeof(keys[0]), cmp_u32);
 	for (i = 1; i < 2 * NMR; i++)
 		CHECK(keys[i] != keys[i - 1]);
-	/* Bit 31 is a window's (mw.c): clear in every MR key, the bits below it random. */
+	/* Bit 31 is a window's (verbs_mw.c): clear in every MR key, the bits below it random. */
 	CHECK(hi_or == (1u << (31 - DROCE_MR_INDEX_BITS)) - 1 && hi_and == 0);
 	/* A deregistered key no longer resolves. */
 	stale = mr[0]->rkey;

@@ -9,7 +9,7 @@
  * bit is present and no bit outside required|optional is (ALT_PATH: never on RoCE). On failure
  * the QP is unchanged (state and every attribute); on success query_qp returns what was set.
  * The expected table below is written from the man page and the Linux verbs core, separately
- * from lib/verbs/qp_modify.c.
+ * from lib/verbs/verbs_qp_modify.c.
  */
 #include "vt.h"
 

@@ -4,7 +4,7 @@
 /*
  * Completion channels. A channel is an eventfd in semaphore mode plus a FIFO of the CQs that
  * have unread events (channel->lock). The engine side adds an event when an armed CQ fires
- * (cq.c notify()); droce_get_cq_event() takes one token from the eventfd (blocking unless the
+ * (verbs_cq.c notify()); droce_get_cq_event() takes one token from the eventfd (blocking unless the
  * application set O_NONBLOCK on channel->fd) and pops one event. Destroying a CQ drops its
  * unread events (their tokens go stale and are skipped) and waits for the acks of the events
  * already returned.

@@ -5,7 +5,7 @@
  * Receive path: one RX burst per device and iteration, each frame classified by its headers
  * (ARP; ICMPv6 neighbour discovery; IPv4/IPv6 UDP to port 4791) and either handled here, handed
  * to its QP's transport, or dropped under a named counter. Nothing on this path allocates
- * or locks; it logs only the first drop of each reason (droplog.c) unless asked for more.
+ * or locks; it logs only the first drop of each reason (engine_droplog.c) unless asked for more.
  */
 #include <string.h>
 
@@ -115,7 +115,7 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 	qpn = droce_bth_qpn(droce_pkt_bth(&pkt));
 	psn = droce_bth_psn(droce_pkt_bth(&pkt));	/* for the drop log: m goes */
 	if (unlikely(droce_gid_is_mcast(pkt.dgid))) {
-		engine_mcast_rx(lc, edev, m, &pkt, false);	/* mcast.c */
+		engine_mcast_rx(lc, edev, m, &pkt, false);	/* engine_mcast.c */
 		engine_tdrop_check(edev, &pkt, qpn, psn);
 		return;
 	}

@@ -4,8 +4,8 @@
 /*
  * The requester of the unreliable transports (UC, UD): no ACK, no retransmission, no timer.
  * A send WQE completes as soon as its last packet is handed to the port (IBA 9.8.x: UC and UD
- * requesters complete on transmission). Packets come from uc.c (segmented by the path MTU)
- * and ud.c (one packet per message). It uses the RC requester's ring and indices with
+ * requesters complete on transmission). Packets come from transport_uc.c (segmented by the path MTU)
+ * and transport_ud.c (one packet per message). It uses the RC requester's ring and indices with
  * comp == cur: a WQE is complete once it is past.
  */
 #include <errno.h>

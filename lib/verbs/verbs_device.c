@@ -556,7 +556,7 @@ int droce_query_device(struct droce_context *context, struct ibv_device_attr *a)
 	a->page_size_cap = 4096;
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
-	/* Windows of type 1 and 2B (mw.c); no MEM_MGT_EXTENSIONS: no fast-registration MR. */
+	/* Windows of type 1 and 2B (verbs_mw.c); no MEM_MGT_EXTENSIONS: no fast-registration MR. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
 			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;

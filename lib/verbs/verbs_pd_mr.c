@@ -6,7 +6,7 @@
  *
  * Keys: the low DROCE_MR_INDEX_BITS of an lkey or rkey index the device's MR table (so the
  * engine finds an MR in one step and two live MRs never share a key); bit 31 is clear (it
- * marks a memory window's R_Key, mw.c); the other 19 bits are fresh random bits from
+ * marks a memory window's R_Key, verbs_mw.c); the other 19 bits are fresh random bits from
  * getrandom() for each key, so a peer cannot guess a valid rkey from another one (rdma-core's
  * index<<8 | 8-bit key would leave 1 in 256).
  */
@@ -89,7 +89,7 @@ static uint32_t make_key(uint32_t index)
 
 	while (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		;	/* EINTR only: the pool is initialised long before */
-	/* Bit 31 clear: it marks a memory window's R_Key (mw.c). */
+	/* Bit 31 clear: it marks a memory window's R_Key (verbs_mw.c). */
 	return (r & ~(KEY_INDEX_MASK | VERBS_KEY_MW)) | index;
 }
 

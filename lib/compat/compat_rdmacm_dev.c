@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdmacm_private.h"
+#include "compat_rdmacm_private.h"
 
 #define RCM_MAX_DEV 16
-/* Where the libibverbs drop-in puts its devices' paths (device.c): proof that an ibv_device
+/* Where the libibverbs drop-in puts its devices' paths (compat_device.c): proof that an ibv_device
  * is one of its compat_device wrappers before this library looks inside. */
 #define RCM_DROPIN_PATH "/nonexistent/droce/"
 

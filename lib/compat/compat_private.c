@@ -12,13 +12,13 @@
  * The list is the union of those libraries' imports (doc/compat.md says how to regenerate it).
  *
  * Each stub is defined with rdma-core 44's parameter list, which the compiler checks against
- * the prototype in rdma_core_private.h; none reads its arguments.
+ * the prototype in compat_rdma_core_private.h; none reads its arguments.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "rdma_core_private.h"
+#include "compat_rdma_core_private.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 

@@ -47,7 +47,7 @@ RTE_INIT(engine_register)
 	verbs_engine_register(&engine_verbs_ops);
 }
 
-/* ---- Calls into an instance: through its owner's mailbox (verbs mbox.c) ---- */
+/* ---- Calls into an instance: through its owner's mailbox (verbs verbs_mbox.c) ---- */
 
 struct engine_call {
 	struct verbs_mbox_msg m;
@@ -566,7 +566,7 @@ int droce_counters_reset(struct droce_context *ctx)
 	return counters_do(ctx, NULL);
 }
 
-/* ---- Observability (telemetry.c) ---- */
+/* ---- Observability (engine_telemetry.c) ---- */
 
 int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg)
 {

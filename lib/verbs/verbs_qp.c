@@ -6,7 +6,7 @@
  * queues (droce_post_send(), droce_post_recv()). Posting takes only the queue's producer
  * spinlock (application side, verbs_ring.h), reads the QP state with load-acquire, publishes
  * the new head with store-release and (send) rings the owner's doorbell with atomic
- * exchange/fetch-or (owner.c): no system call, no lock the engine takes.
+ * exchange/fetch-or (verbs_owner.c): no system call, no lock the engine takes.
  */
 #include <errno.h>
 #include <stdlib.h>

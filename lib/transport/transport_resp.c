@@ -7,7 +7,7 @@
  * FLUSH requests. The checks run in the order rxe runs them (PSN, opcode sequence, opcode
  * validity, resources, length, R_Key), so no byte of memory is written before every check has
  * passed.
- * Responses leave through resp_out.c, in PSN order.
+ * Responses leave through transport_resp_out.c, in PSN order.
  */
 #include <string.h>
 
@@ -335,7 +335,7 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
  * at the RETH's VA in one store, after everything before it (a release store, as rxe's).
  * RETH length and payload are 8, the VA 8-byte aligned, the MR and QP allow REMOTE_WRITE; it
  * takes a responder resource, and its answer is an RDMA READ response ONLY without payload
- * (resp_out.c), replayed for a duplicate without writing again.
+ * (transport_resp_out.c), replayed for a duplicate without writing again.
  */
 static enum resp_result do_atomic_write(struct transport_env *env, struct transport_qp *t,
 					const struct rte_mbuf *m, const struct droce_pkt *pkt,

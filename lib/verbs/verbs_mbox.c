@@ -4,7 +4,7 @@
 /*
  * The control mailbox (verbs_engine.h): one implementation for every "run this on the thread
  * that drives the data path, between two of its steps, and wait" in droce: QP control through
- * an owner (owner.c) and the engine's calls into an instance (lib/engine/engine.c). A FIFO
+ * an owner (verbs_owner.c) and the engine's calls into an instance (lib/engine/engine_instance.c). A FIFO
  * under a mutex: control is rare and may block, and the consumer's idle check is one
  * load-acquire of @c pending. (rte_ring would do, but the distribution's DPDK builds it with
  * the non-C11 memory model, whose barriers ThreadSanitizer cannot see.)

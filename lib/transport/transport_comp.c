@@ -146,7 +146,7 @@ enum retry_cause { RETRY_NAK, RETRY_IMPLIED_NAK, RETRY_TIMEOUT };
  * is known to get through), to half of what was outstanding after a NAK (the peer is alive
  * and answered; one packet was lost). Each PSN acknowledged then opens it by one (doubling
  * per round trip) up to TRANSPORT_MAX_UNACKED, the requester's limit. The packet that fills the
- * window asks for an ACK (req.c), since Linux acknowledges only packets with AckReq set.
+ * window asks for an ACK (transport_req.c), since Linux acknowledges only packets with AckReq set.
  */
 static void window_cut(struct transport_env *env, struct transport_qp *t, struct comp_ctx *c,
 		       enum retry_cause cause)

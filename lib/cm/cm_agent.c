@@ -15,7 +15,7 @@
  * is dropped; the MAD is parsed (droce_wire_mad.h). What does not parse is dropped by reason,
  * except Get and Set requests, which are answered as Linux answers a request no agent takes:
  * the MAD echoed as a GetResp with status "unsupported method/attribute". ClassPortInfo Get is
- * answered with the CM's ClassPortInfo. CM messages go to conn.c (RC) and sidr.c (UD).
+ * answered with the CM's ClassPortInfo. CM messages go to cm_conn.c (RC) and cm_sidr.c (UD).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * to a range of an MR under an R_Key of its own, which a bind changes (its low 8 bits) and an
  * invalidation revokes without touching the MR.
  *
- * Keys: bit 31 is set in every window's R_Key and in no MR key (pd_mr.c), so the responder
+ * Keys: bit 31 is set in every window's R_Key and in no MR key (verbs_pd_mr.c), so the responder
  * tells them apart without a lookup; bits 8..8+DROCE_MW_INDEX_BITS-1 index the device's window
  * table, the bits above them are random per window, the low 8 bits are the consumer key.
  *
@@ -16,7 +16,7 @@
  * its PD, and then reachable only through that QP (type 2B), until IBV_WR_LOCAL_INV or a SEND
  * with invalidate frees it. The MR must have IBV_ACCESS_MW_BIND, LOCAL_WRITE for a writable
  * window, and cover the range; it cannot be deregistered while a window is bound to it.
- * Binds and invalidations run on the engine side, in the QP's send order (req.c, ureq.c).
+ * Binds and invalidations run on the engine side, in the QP's send order (transport_req.c, transport_ureq.c).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  */
 /*
  * The engine loop. One iteration, the same for a dedicated lcore and for an inline caller:
- *   1. RX: a burst from every served port, classified and dispatched (classify.c);
+ *   1. RX: a burst from every served port, classified and dispatched (engine_classify.c);
  *   2. TX: the active QPs (doorbell rung by droce_post_send(), or touched by the engine: RX,
  *      timer, modify) transmit up to ENGINE_BURST packets each, no more than their device's
  *      TX buffer has room for; a QP with no TX work left leaves the active list;
@@ -13,7 +13,7 @@
  *      between data steps;
  *   5. TX flush: buffered frames to the ports.
  * The TSC is read once per iteration (transport_env.now), and once more at its end to count
- * the iteration's cycles as busy (it did work) or idle: the engine's health (telemetry.c).
+ * the iteration's cycles as busy (it did work) or idle: the engine's health (engine_telemetry.c).
  */
 #include <rte_cycles.h>
 #include <rte_lcore.h>

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * DCQCN (dcqcn.h): the reaction point's algorithm on plain state and explicit time, and the
+ * DCQCN (transport_dcqcn.h): the reaction point's algorithm on plain state and explicit time, and the
  * transport's side of it — the notification point (CE received -> CNP), CNPs received, the
  * pacer of the requesters.
  *

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdmacm_private.h"
+#include "compat_rdmacm_private.h"
 
 /* droce's event parameters are rdma_cm_event's union, member for member. */
 _Static_assert(sizeof(((struct rdma_cm_event *)0)->param) ==

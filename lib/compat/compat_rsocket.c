@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 
-#include "rdmacm_private.h"
+#include "compat_rdmacm_private.h"
 
 #define REFUSE(ret) do { errno = ENOSYS; return (ret); } while (0)
 

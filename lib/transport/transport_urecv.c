@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The receive side of the unreliable transports (UC, UD): a frame's checks before uc.c or
- * ud.c take it. Their receive WQEs come from recv.c.
+ * The receive side of the unreliable transports (UC, UD): a frame's checks before transport_uc.c or
+ * transport_ud.c take it. Their receive WQEs come from transport_recv.c.
  */
 
 #include "transport_private.h"
@@ -18,7 +18,7 @@ const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transpo
 }
 
 /* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state, for UC the peer's
- * address; then uc.c/ud.c. */
+ * address; then transport_uc.c/ud.c. */
 void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
 	      const struct droce_pkt *pkt)
 {

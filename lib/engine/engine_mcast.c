@@ -3,7 +3,7 @@
  */
 /*
  * UD multicast in the engine. Each device has a table of its groups and the QPs attached to
- * them; verbs (lib/verbs/mcast.c) checks the calls and the limits and updates the table through
+ * them; verbs (lib/verbs/verbs_mcast.c) checks the calls and the limits and updates the table through
  * the mcast hook, which runs on the instance that serves the device (engine_lcore_call()), so
  * the receive path reads it without a lock.
  *

@@ -3,7 +3,7 @@
  */
 /*
  * QP ownership (see verbs_engine.h). A control caller of an owned QP sends a request through
- * the owner's mailbox (mbox.c) and waits; the owner applies it in verbs_owner_poll(), between
+ * the owner's mailbox (verbs_mbox.c) and waits; the owner applies it in verbs_owner_poll(), between
  * two of its data-path steps, so control never runs concurrently with the QP's data path.
  */
 #include <errno.h>

@@ -25,18 +25,18 @@
  *   fault_delay_us = US, fault_seed = S
  *                            fault injection on every device's RoCE TX path, per mille of
  *                            frames (0: off, the default), delayed frames held US
- *                            microseconds (100), PRNG seed S (fault.c; for tests)
+ *                            microseconds (100), PRNG seed S (engine_fault.c; for tests)
  *   fault_ce = N, fault_ce_frames = M
  *                            mark N per mille of the ECN-capable RoCE frames sent CE
  *                            (Congestion Experienced), at most M frames per device (0: no
- *                            limit): a congested switch, for tests (fault.c)
+ *                            limit): a congested switch, for tests (engine_fault.c)
  *   bottleneck_mbps = M, bottleneck_mark_kb = K, bottleneck_mark_max_kb = X,
  *   bottleneck_mark_pmax = P, bottleneck_limit_kb = L
  *                            a congested link, for tests and benchmarks: each device's RoCE
  *                            frames leave through a FIFO draining at M Mbit/s (0: off, the
  *                            default), marked CE as RED does from K KiB queued (64) with a
  *                            probability reaching P per mille (1000) at X KiB (K: a step),
- *                            always above X; dropped above L KiB (1024) (bottleneck.c)
+ *                            always above X; dropped above L KiB (1024) (engine_bottleneck.c)
  *   log_counters = 0|1       when a device closes (its last context, or the process ends
  *                            through the drop-in), log its counters that are not 0 (0, the
  *                            default): what a short-lived program such as perftest did on the

@@ -68,14 +68,14 @@ static inline struct rcm_chan *to_rchan(struct rdma_event_channel *c)
 
 #define RCM_MSG(fmt, ...) fprintf(stderr, "droce librdmacm: " fmt "\n", ##__VA_ARGS__)
 
-/* rdmacm_dev.c */
+/* compat_rdmacm_dev.c */
 /** The device entry of @p d (its context opened and default PD made on first use), or NULL
  *  with errno. */
 struct rcm_dev *rcm_dev_get(struct droce_device *d);
 /** The droce QP inside the drop-in's @p qp. */
 struct droce_qp *rcm_droce_qp(struct ibv_qp *qp);
 
-/* rdmacm_id.c */
+/* compat_rdmacm_id.c */
 /** Copy what droce's id says into the application's (addresses, route, device, port). */
 void rcm_id_sync(struct rcm_id *w);
 /** The wrapper of droce id @p d, made (for a request's new id) when it has none. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdmacm_private.h"
+#include "compat_rdmacm_private.h"
 
 static void destroy_lib_cqs(struct rcm_id *w)
 {

@@ -260,7 +260,7 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 }
 
 /* Would a packet at @p psn be outside the window of unacknowledged PSNs (cut while recovering
- * from a loss: comp.c, window_cut())? The oldest unacknowledged PSN is always inside: a READ
+ * from a loss: transport_comp.c, window_cut())? The oldest unacknowledged PSN is always inside: a READ
  * asking for more responses than the window still goes, alone. @p psn is never before
  * comp_psn here: when an ACK moves comp_psn past the requester's PSN, comp_rx() asks for a
  * rewind (req_retry()), which req_tx() does before anything else. */
