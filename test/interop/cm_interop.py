@@ -25,11 +25,9 @@ Every run is captured on the rig's bridge; the capture must pass icrc_check.py, 
 and tshark (no malformed frame), and hold the CM MADs the case implies (tshark's "CM:" lines).
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
-import argparse
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -465,10 +463,7 @@ def run_cycle(args, mtu, cases, logdir, tools):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--rig", required=True)
-    ap.add_argument("--logdir", required=True)
+    ap = interop.harness_parser()
     ap.add_argument("--mtu", default="1500,9000")
     ap.add_argument("--only", default=None)
     ap.add_argument("--list", action="store_true")
@@ -489,22 +484,11 @@ def main():
         if not os.access(tools[k], os.X_OK):
             interop.log(f"[FAIL] {tools[k]} is not built")
             return 1
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
-    try:
-        interop.preflight(os.path.abspath(args.rig))
-    except interop.StepFailed as e:
-        interop.log(f"[FAIL] {e}")
+    logdir = interop.harness_start(args, "cm")
+    if logdir is None:
         return 1
-    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + "-cm")
-    os.makedirs(logdir, exist_ok=True)
-    t0, passed, failed = time.time(), 0, 0
-    for m in mtus:
-        if plan[m]:
-            p, f = run_cycle(args, m, plan[m], logdir, tools)
-            passed, failed = passed + p, failed + f
-    interop.log(f"cm interop: {passed} passed, {failed} failed ({time.time() - t0:.0f} s); "
-                f"logs in {logdir}")
-    return 0 if failed == 0 and passed > 0 else 1
+    return interop.run_by_mtu("cm interop", args, plan, logdir,
+                              lambda m, cases: run_cycle(args, m, cases, logdir, tools))
 
 
 if __name__ == "__main__":

@@ -22,10 +22,8 @@ client reports its result (perftest: the result row with the iterations asked fo
 "N iters"). Uses interop.py's rig handling in a netns of its own ("droceci"), always torn down.
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
-import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -260,10 +258,7 @@ def run_cycle(args, mtu, cases, logdir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--rig", required=True)
-    ap.add_argument("--logdir", required=True)
+    ap = interop.harness_parser()
     ap.add_argument("--mtu", default="1500,9000")
     ap.add_argument("--tool", default="all")
     ap.add_argument("--only", default=None)
@@ -288,22 +283,11 @@ def main():
     if not os.access(runner, os.X_OK):
         interop.log(f"[FAIL] {runner} missing")
         return 1
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
-    try:
-        interop.preflight(os.path.abspath(args.rig))
-    except interop.StepFailed as e:
-        interop.log(f"[FAIL] {e}")
+    logdir = interop.harness_start(args, "compat")
+    if logdir is None:
         return 1
-    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + "-compat")
-    os.makedirs(logdir, exist_ok=True)
-    t0, passed, failed = time.time(), 0, 0
-    for m in mtus:
-        if plan[m]:
-            p, f = run_cycle(args, m, plan[m], logdir)
-            passed, failed = passed + p, failed + f
-    interop.log(f"compat interop: {passed} passed, {failed} failed ({time.time() - t0:.0f} s); "
-                f"logs in {logdir}")
-    return 0 if failed == 0 and passed > 0 else 1
+    return interop.run_by_mtu("compat interop", args, plan, logdir,
+                              lambda m, cases: run_cycle(args, m, cases, logdir))
 
 
 if __name__ == "__main__":

@@ -243,24 +243,16 @@ class Rig:
 
 # ---------------------------------------------------------------- the two kinds of peer
 
-class GuestPeer:
-    """ibv_<tool>_pingpong in guest n, in the background (the guest agent runs one command at a time)."""
+class GuestJob:
+    """A command in guest n, in the background (the guest agent runs one command at a time):
+    its output and then a line exit=<status> go to @log in the guest."""
 
-    def __init__(self, rig, n, tool):
-        self.rig, self.n, self.tool = rig, n, tool
-        self.name = f"g{n}"
-        self.tcp_ip = self.rdma_ip = f"10.47.0.{n}"
-        self.gid = f"::ffff:{self.rdma_ip}"
-        self.log = f"/tmp/pp-g{n}.log"
+    def __init__(self, rig, n, log):
+        self.rig, self.n, self.log = rig, n, log
 
-    def start(self, args, timeout, logfile=None):
-        cmd = f"ibv_{self.tool}_pingpong -d rxe0 " + " ".join(args)
-        self.cmdline = f"{self.name}: {cmd}"
+    def run_bg(self, cmd, timeout):
         self.rig.gx(self.n, f"rm -f {self.log}; (timeout {int(timeout)} {cmd} > {self.log} 2>&1; "
                             f"echo exit=$? >> {self.log}) >/dev/null 2>&1 &")
-
-    def listening(self):
-        return self.rig.gx(self.n, f"netstat -ltn | grep -q ':{PORT} '").returncode == 0
 
     def exit_code(self):
         """None while running."""
@@ -283,6 +275,25 @@ class GuestPeer:
             if time.time() > deadline:
                 return None, out
             time.sleep(0.5)
+
+
+class GuestPeer(GuestJob):
+    """ibv_<tool>_pingpong in guest n."""
+
+    def __init__(self, rig, n, tool):
+        super().__init__(rig, n, f"/tmp/pp-g{n}.log")
+        self.tool = tool
+        self.name = f"g{n}"
+        self.tcp_ip = self.rdma_ip = f"10.47.0.{n}"
+        self.gid = f"::ffff:{self.rdma_ip}"
+
+    def start(self, args, timeout, logfile=None):
+        cmd = f"ibv_{self.tool}_pingpong -d rxe0 " + " ".join(args)
+        self.cmdline = f"{self.name}: {cmd}"
+        self.run_bg(cmd, timeout)
+
+    def listening(self):
+        return self.rig.gx(self.n, f"netstat -ltn | grep -q ':{PORT} '").returncode == 0
 
     def stop(self):
         self.rig.gx(self.n, f"killall ibv_{self.tool}_pingpong 2>/dev/null; true")
@@ -851,6 +862,48 @@ def rig_config(mtu, logdir, faults=None, ipv6=False):
     return path
 
 
+# ---------------------------------------------------------------- what every harness does
+
+def harness_parser(description=None):
+    """The arguments every rig harness takes (--build, --rig, --logdir); a harness adds its own."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--rig", required=True)
+    ap.add_argument("--logdir", required=True)
+    return ap
+
+
+def harness_start(args, tag):
+    """Tear down on SIGTERM (meson's timeout), check the rig can run, make this run's log
+    directory <logdir>/<date-time>-<tag>. @return it, or None after logging why not."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    try:
+        preflight(os.path.abspath(args.rig))
+    except StepFailed as e:
+        log(f"[FAIL] {e}")
+        return None
+    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + "-" + tag)
+    os.makedirs(logdir, exist_ok=True)
+    return logdir
+
+
+def harness_end(label, t0, passed, failed, logdir):
+    """The last line of a harness; @return its exit status (0: all passed, and some ran)."""
+    log(f"{label}: {passed} passed, {failed} failed ({time.time() - t0:.0f} s); logs in {logdir}")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+def run_by_mtu(label, args, plan, logdir, cycle):
+    """@cycle(mtu, cases) -> (passed, failed) for each rig MTU of @plan ({mtu: cases}) that has
+    cases; @return harness_end()'s status."""
+    t0, passed, failed = time.time(), 0, 0
+    for mtu, cases in plan.items():
+        if cases:
+            p, f = cycle(mtu, cases)
+            passed, failed = passed + p, failed + f
+    return harness_end(label, t0, passed, failed, logdir)
+
+
 def run_cycle(args, mtu, scs, tools, logdir):
     """One rig: up, the scenarios of this MTU, down (always). @return scenarios passed."""
     guests = 2 if args.mode == "self-check" else 1
@@ -879,21 +932,14 @@ def main():
             print(f"{sc.name} rig MTU {sc.rig_mtu}: {sc.title}")
         return 0
     tools = tools_of(args)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
-    try:
-        preflight(os.path.abspath(args.rig))
-    except StepFailed as e:
-        log(f"[FAIL] {e}")
+    logdir = harness_start(args, f"{args.mode}-" + "-".join(args.tools))
+    if logdir is None:
         return 1
-    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}-"
-                          + "-".join(args.tools))
     log(f"interop: mode {args.mode}, {len(scs)} scenario(s), logs in {logdir}")
     t0, passed = time.time(), 0
     for mtu in sorted({sc.rig_mtu for sc in scs}):
         passed += run_cycle(args, mtu, [sc for sc in scs if sc.rig_mtu == mtu], tools, logdir)
-    log(f"interop: {passed} passed, {len(scs) - passed} failed ({time.time() - t0:.0f} s); "
-        f"logs in {logdir}")
-    return 0 if passed == len(scs) else 1
+    return harness_end("interop", t0, passed, len(scs) - passed, logdir)
 
 
 if __name__ == "__main__":

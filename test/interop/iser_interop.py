@@ -40,7 +40,6 @@ time (dd, O_DIRECT) over iSER and over iSCSI/TCP to the same tgtd (its TCP porta
 bridge address), printed as a table. Exit: 0 all passed, 1 a failure, 77 the rig cannot run
 here.
 """
-import argparse
 import hashlib
 import json
 import os
@@ -371,10 +370,7 @@ def measure(ini, dev, mb):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--rig", required=True)
-    ap.add_argument("--logdir", required=True)
+    ap = interop.harness_parser()
     ap.add_argument("--mb", type=int, default=64, help="LUN size in MiB (>= 9)")
     ap.add_argument("--loss", type=int, default=10,
                     help="droce's fault_drop, fault_reorder and fault_dup in the lossy step, "

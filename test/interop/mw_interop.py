@@ -25,7 +25,6 @@ probe rebuilds that guest), the rig runs in netns "drocemw" with its state in
 /var/tmp/rxe-rig-mw/run-drocemw, and is always torn down. Exit: 0 all passed, 1 a failure, 77
 the rig cannot run here.
 """
-import argparse
 import hashlib
 import os
 import re
@@ -80,33 +79,18 @@ def ensure_guest_probe(probe):
     return mark, digest
 
 
-class GuestEnd:
+class GuestEnd(interop.GuestJob):
     """mw_probe in guest @n, in the background, its output in a file there."""
 
     def __init__(self, rig, n, probe):
-        self.rig, self.n, self.probe = rig, n, probe
+        super().__init__(rig, n, f"/tmp/mw-g{n}.log")
+        self.probe = probe
         self.name, self.ip = f"g{n}", f"10.47.0.{n}"
-        self.log = f"/tmp/mw-g{n}.log"
 
     def start(self, args):
         # -R: this end is rxe 6.1, whose deviations (mw_probe.c's head) it then expects
         self.cmd = f"{self.probe} -R {' '.join(args)}"
-        self.rig.gx(self.n, f"rm -f {self.log}; (timeout {RUN_TIMEOUT} {self.cmd} > {self.log} "
-                            f"2>&1; echo exit=$? >> {self.log}) >/dev/null 2>&1 &")
-
-    def output(self):
-        return self.rig.gx(self.n, f"cat {self.log} 2>/dev/null").stdout
-
-    def wait(self, deadline):
-        """(exit status or None, output)"""
-        while True:
-            out = self.output()
-            m = re.search(r"^exit=(\d+)$", out, re.M)
-            if m:
-                return int(m.group(1)), out[:m.start()]
-            if time.time() > deadline:
-                return None, out
-            time.sleep(0.5)
+        self.run_bg(self.cmd, RUN_TIMEOUT)
 
     def stop(self):
         self.rig.gx(self.n, "killall -9 mw_probe 2>/dev/null; true")
@@ -206,10 +190,7 @@ def run_pair(rig, server, client, logdir, tag, icrc):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--rig", required=True)
-    ap.add_argument("--logdir", required=True)
+    ap = interop.harness_parser()
     ap.add_argument("--probe", default=None,
                     help="the mw_probe binary (default BUILD/test/interop/mw_probe)")
     ap.add_argument("--pair", choices=("droce", "rxe"), default="droce")
@@ -223,17 +204,12 @@ def main():
         if not os.access(need, os.X_OK):
             interop.log(f"[FAIL] {need} is not built")
             return 1
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # meson's timeout: tear down
     mark, digest = ensure_guest_probe(probe)
-    try:
-        interop.preflight(rigdir)
-    except interop.StepFailed as e:
-        interop.log(f"[FAIL] {e}")
+    logdir = interop.harness_start(args, f"mw-{args.pair}")
+    if logdir is None:
         return 1
     with open(mark, "w") as f:
         f.write(digest + "\n")
-    logdir = os.path.join(args.logdir, time.strftime("%Y%m%d-%H%M%S") + f"-mw-{args.pair}")
-    os.makedirs(logdir, exist_ok=True)
     icrc = os.path.join(rigdir, "icrc_check.py")
     rig = interop.Rig(rigdir, 2 if args.pair == "rxe" else 1, args.mtu)
     t0, passed, failed = time.time(), 0, 0
@@ -265,9 +241,7 @@ def main():
         failed += 1
     finally:
         rig.down()
-    interop.log(f"mw interop ({args.pair}): {passed} passed, {failed} failed "
-                f"({time.time() - t0:.0f} s); logs in {logdir}")
-    return 0 if failed == 0 and passed > 0 else 1
+    return interop.harness_end(f"mw interop ({args.pair})", t0, passed, failed, logdir)
 
 
 if __name__ == "__main__":
