@@ -23,12 +23,6 @@
 
 #include "engine_private.h"
 
-static const char *const cnt_desc[] = {
-#define CNT_DESC(name, desc) desc,
-	DROCE_COUNTERS(CNT_DESC)
-#undef CNT_DESC
-};
-
 /* The transport's drop counters, their counter indices. */
 static const unsigned int tdrops[] = {
 #define TDROP_IDX(name) ECNT_##name,
@@ -145,7 +139,7 @@ const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n)
 
 	if (reason < ECNT_NUM) {
 		snprintf(s, n, "%s", droce_counter_name(reason));
-		return cnt_desc[reason];
+		return transport_counter_desc(reason);
 	}
 	reason -= ECNT_NUM;
 	w = snprintf(s, n, "parse_err_%s", droce_parse_err_name((enum droce_parse_err)reason));

@@ -130,11 +130,12 @@ struct engine_mcg {
 
 /* ---- The drop log (engine_droplog.c) ---- */
 
-/** Counter indices, in DROCE_COUNTERS order. */
+/** Counter indices: struct droce_counters' fields in order (droce_counter_name()). */
 enum engine_cnt_idx {
-#define ECNT_IDX(name, desc) ECNT_##name,
-	DROCE_COUNTERS(ECNT_IDX)
-#undef ECNT_IDX
+#define DROCE_COUNTER(name, disposition, desc) ECNT_##name,
+#include "engine_counters.def"
+#include "transport_counters.def"
+#undef DROCE_COUNTER
 	ECNT_NUM
 };
 /** Drop reasons: a counter index, or a parser reason after them. */

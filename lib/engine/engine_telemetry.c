@@ -205,12 +205,13 @@ fail:
 
 static void put_counters(struct rte_tel_data *d, const struct droce_counters *c)
 {
+	const uint64_t *v = (const uint64_t *)c;
+	const char *n;
 	char name[64];
 	unsigned int i;
 
-#define PUT_COUNTER(n, desc) rte_tel_data_add_dict_u64(d, #n, c->n);
-	DROCE_COUNTERS(PUT_COUNTER)
-#undef PUT_COUNTER
+	for (i = 0; (n = droce_counter_name(i)) != NULL; i++)
+		rte_tel_data_add_dict_u64(d, n, v[i]);
 	for (i = 1; i < DROCE_PARSE_ERR_NUM; i++) {
 		engine_drop_reason_name(ENGINE_DROP_PARSE(i), name, sizeof(name));
 		rte_tel_data_add_dict_u64(d, name, c->parse_err[i]);

@@ -113,6 +113,9 @@ bool transport_tx_pending(const struct transport_qp *t);
  */
 struct droce_counters *transport_qp_counters(struct transport_qp *t);
 
+/** Description of counter @p i (droce_counter_name()'s order), or NULL past the end. */
+const char *transport_counter_desc(unsigned int i);
+
 /** A QP's protocol state as observability shows it (telemetry, lib/engine/engine_telemetry.c). */
 struct transport_qp_info {
 	uint32_t dqpn;			/**< destination QP (RC/UC; 0 before RTR) */

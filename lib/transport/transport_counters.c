@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* Counter names, from the one list in droce_counters.h; a QP's own counters and state for
- * observability. */
+/* Counter names and descriptions, from the layers' lists (droce_counters.h); a QP's own
+ * counters and state for observability. */
 
 #include <stddef.h>
 
@@ -11,15 +11,24 @@
 #include "droce_counters.h"
 #include "transport_private.h"
 
-static const char *const names[] = {
-#define COUNTER_NAME(name, desc) #name,
-	DROCE_COUNTERS(COUNTER_NAME)
-#undef COUNTER_NAME
+static const struct {
+	const char *name;
+	const char *desc;
+} counters[] = {
+#define DROCE_COUNTER(n, disposition, d) { .name = #n, .desc = d },
+#include "engine_counters.def"
+#include "transport_counters.def"
+#undef DROCE_COUNTER
 };
 
 const char *droce_counter_name(unsigned int i)
 {
-	return i < RTE_DIM(names) ? names[i] : NULL;
+	return i < RTE_DIM(counters) ? counters[i].name : NULL;
+}
+
+const char *transport_counter_desc(unsigned int i)
+{
+	return i < RTE_DIM(counters) ? counters[i].desc : NULL;
 }
 
 struct droce_counters *transport_qp_counters(struct transport_qp *t)
