@@ -103,6 +103,7 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 	struct engine_qp *eq;
 	struct droce_pkt pkt;
 	enum droce_parse_err err;
+	enum transport_verdict v;
 	uint32_t idx, qpn, psn;
 
 	err = droce_parse_mbuf(m, 0, &pkt);
@@ -116,7 +117,6 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 	psn = droce_bth_psn(droce_pkt_bth(&pkt));	/* for the drop log: m goes */
 	if (unlikely(droce_gid_is_mcast(pkt.dgid))) {
 		engine_mcast_rx(lc, edev, m, &pkt, false);	/* engine_mcast.c */
-		engine_tdrop_check(edev, &pkt, qpn, psn);
 		return;
 	}
 	if (!engine_is_our_gid(edev, pkt.dgid)) {
@@ -132,8 +132,8 @@ static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte
 		goto drop;
 	}
 	c->rx_roce++;
-	transport_rx(&lc->env, eq->t, m, &pkt);
-	engine_tdrop_check(edev, &pkt, qpn, psn);
+	v = transport_rx(&lc->env, eq->t, m, &pkt);
+	engine_tdrop(edev, v, &pkt, qpn, psn);
 	engine_qp_rearm(lc, eq);
 	return;
 drop:

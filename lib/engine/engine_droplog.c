@@ -9,9 +9,9 @@
  *
  * Reasons are the device counters that count a dropped frame (engine_drop_reason) and the
  * parser's rejection reasons (ENGINE_DROP_PARSE(err)). The engine's own drop sites call
- * engine_drop(); the transport's are found after transport_rx() by one sum over its drop
- * counters (engine_tdrop_check()), so the transport needs no hook. Only the owner of the
- * device runs any of this.
+ * engine_drop(); the transport's are the verdicts transport_rx() returns, one per DROP
+ * counter of transport_counters.def (engine_tdrop()). Only the owner of the device runs any
+ * of this.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -23,20 +23,13 @@
 
 #include "engine_private.h"
 
-/* The transport's drop counters, their counter indices. */
-static const unsigned int tdrops[] = {
-#define TDROP_IDX(name) ECNT_##name,
-	ENGINE_TDROPS(TDROP_IDX)
-#undef TDROP_IDX
+/* The counter index of each transport verdict: the reason it names. */
+static const uint16_t tdrop_reason[TRANSPORT_VERDICT_NUM] = {
+#define DROCE_COUNTER(name, disposition, desc) \
+	TRANSPORT_IF_DROP(disposition, [TRANSPORT_DROP_##name] = ECNT_##name,)
+#include "transport_counters.def"
+#undef DROCE_COUNTER
 };
-
-/* Counter @p i of @p c: the X-macro's fields are the struct's first ECNT_NUM words. */
-static const uint64_t *cnt_at(const struct droce_counters *c, unsigned int i)
-{
-	RTE_BUILD_BUG_ON(offsetof(struct droce_counters, parse_err) !=
-			 ECNT_NUM * sizeof(uint64_t));
-	return (const uint64_t *)c + i;
-}
 
 /* ---- Key fields ---- */
 
@@ -168,22 +161,16 @@ void engine_drop_log(struct engine_dev *edev, unsigned int reason,
 
 /* ---- The transport's drops ---- */
 
-void engine_tdrop_found(struct engine_dev *edev, const struct droce_pkt *pkt, uint32_t qpn,
-			uint32_t psn)
+void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
+		      const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn)
 {
+	unsigned int reason = tdrop_reason[v];
 	struct engine_drop_key k;
-	unsigned int i;
 
+	if (!engine_drop_wanted(edev, reason))
+		return;
 	key_from_pkt(&k, pkt, qpn, psn);
-	for (i = 0; i < RTE_DIM(tdrops); i++) {
-		uint64_t v = *cnt_at(&edev->cnt, tdrops[i]);
-
-		/* Lower than seen: the counters were reset; resynchronise quietly. */
-		if (v > edev->tdrop_seen[i] && engine_drop_wanted(edev, tdrops[i]))
-			engine_drop_log(edev, tdrops[i], &k);
-		edev->tdrop_seen[i] = v;
-	}
-	edev->tdrop_sum = engine_tdrop_sum(&edev->cnt);
+	engine_drop_log(edev, reason, &k);
 }
 
 void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m)

@@ -145,16 +145,20 @@ void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq)
 
 /* ---- Receive ---- */
 
-static void deliver(struct engine_lcore *lc, struct rte_mbuf *m, const struct droce_pkt *pkt,
-		    struct engine_qp **to, uint32_t n)
+/* Each member's transport takes @p m (one reference each); each drop is logged. */
+static void deliver(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+		    const struct droce_pkt *pkt, struct engine_qp **to, uint32_t n)
 {
+	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));	/* for the drop log: m goes */
+	enum transport_verdict v;
 	struct rte_mbuf *s;
 	uint32_t i;
 
 	for (s = m; s != NULL && n > 1; s = s->next)	/* one reference per member */
 		rte_mbuf_refcnt_update(s, (int16_t)(n - 1));
 	for (i = 0; i < n; i++) {
-		transport_rx(&lc->env, to[i]->t, m, pkt);
+		v = transport_rx(&lc->env, to[i]->t, m, pkt);
+		engine_tdrop(edev, v, pkt, DROCE_MCAST_QPN, psn);
 		engine_qp_rearm(lc, to[i]);
 	}
 }
@@ -194,7 +198,7 @@ void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rt
 		edev->cnt.mcast_loopback++;
 	else
 		edev->cnt.rx_roce++;
-	deliver(lc, m, pkt, to, n);
+	deliver(lc, edev, m, pkt, to, n);
 }
 
 /* ---- Loopback of what the device sends ---- */
@@ -265,7 +269,6 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 	struct droce_pkt pkt;
 	enum droce_parse_err err;
 	unsigned int i, n = edev->n_loop;
-	uint32_t qpn, psn;
 
 	memcpy(q, edev->loop, n * sizeof(q[0]));
 	edev->n_loop = 0;
@@ -278,10 +281,7 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 			rte_pktmbuf_free(q[i]);
 			continue;
 		}
-		qpn = droce_bth_qpn(droce_pkt_bth(&pkt));
-		psn = droce_bth_psn(droce_pkt_bth(&pkt));
 		engine_mcast_rx(lc, edev, q[i], &pkt, true);
-		engine_tdrop_check(edev, &pkt, qpn, psn);
 	}
 	return n;
 }

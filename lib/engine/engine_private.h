@@ -141,13 +141,6 @@ enum engine_cnt_idx {
 /** Drop reasons: a counter index, or a parser reason after them. */
 #define ENGINE_DROP_PARSE(err) (ECNT_NUM + (unsigned int)(err))
 #define ENGINE_DROP_NUM (ECNT_NUM + DROCE_PARSE_ERR_NUM)
-/** The transport's counters of dropped received frames. */
-#define ENGINE_TDROPS(X) X(rx_qp_state) X(rx_bad_pkey) X(rx_opcode_seq) X(rx_bad_opcode) \
-	X(rx_resp_dropped) X(rx_dup_dropped) X(rx_bad_qkey) X(rx_no_recv_wr) X(rx_ud_too_long) \
-	X(rx_uc_msg_dropped) X(rx_uc_pkt_dropped) X(rx_rd_atomic_excess) X(rx_bad_addr) \
-	X(rx_bad_resp)
-#define ENGINE_TDROP_ONE(name) + 1
-#define ENGINE_N_TDROPS (0 ENGINE_TDROPS(ENGINE_TDROP_ONE))
 
 /** What a drop log line shows of a frame. */
 struct engine_drop_key {
@@ -202,8 +195,6 @@ struct engine_dev {
 	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
 	/* Drop log (engine_droplog.c), owner only. */
 	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
-	uint64_t tdrop_sum;		/**< sum of the ENGINE_TDROPS counters last seen */
-	uint64_t tdrop_seen[ENGINE_N_TDROPS];
 };
 
 /** Timer heap: QPs with an armed transport deadline, earliest first. */
@@ -421,9 +412,10 @@ void engine_drop_log(struct engine_dev *edev, unsigned int reason,
 		     const struct engine_drop_key *k);
 /** engine_drop_log() of a frame still in @p m. */
 void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m);
-/** A transport drop counter moved: log its reason with the frame's (parsed) fields. */
-void engine_tdrop_found(struct engine_dev *edev, const struct droce_pkt *pkt, uint32_t qpn,
-			uint32_t psn);
+/** The transport dropped @p pkt (its QPN and PSN, read before the frame went) for @p v:
+ *  log it as engine_drop() logs the engine's drops. */
+void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
+		      const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn);
 
 static inline bool engine_drop_logged(const struct engine_dev *edev, unsigned int reason)
 {
@@ -445,19 +437,12 @@ static inline void engine_drop(struct engine_dev *edev, unsigned int reason,
 		engine_drop_raw(edev, reason, m);
 }
 
-static inline uint64_t engine_tdrop_sum(const struct droce_counters *c)
+/** transport_rx() of @p pkt (its QPN, PSN) gave verdict @p v: a drop goes to the drop log. */
+static inline void engine_tdrop(struct engine_dev *edev, enum transport_verdict v,
+				const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn)
 {
-#define ENGINE_TDROP_ADD(name) + c->name
-	return 0 ENGINE_TDROPS(ENGINE_TDROP_ADD);
-#undef ENGINE_TDROP_ADD
-}
-
-/** After transport_rx() of @p pkt (its QPN, PSN): did the transport drop it? One sum. */
-static inline void engine_tdrop_check(struct engine_dev *edev, const struct droce_pkt *pkt,
-				      uint32_t qpn, uint32_t psn)
-{
-	if (unlikely(engine_tdrop_sum(&edev->cnt) != edev->tdrop_sum))
-		engine_tdrop_found(edev, pkt, qpn, psn);
+	if (unlikely(v != TRANSPORT_RX_ACCEPTED))
+		engine_tdrop_log(edev, v, pkt, qpn, psn);
 }
 
 /* engine_timer.c */

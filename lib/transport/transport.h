@@ -79,12 +79,39 @@ void transport_qp_destroy(struct transport_qp *t);
  */
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask);
 
+/** In a DROCE_COUNTER() definition: the arguments after @p disposition for a DROP counter,
+ *  nothing for a COUNT one (engine_counters.def). */
+#define TRANSPORT_IF_DROP(disposition, ...) TRANSPORT_IF_DROP_##disposition(__VA_ARGS__)
+#define TRANSPORT_IF_DROP_DROP(...) __VA_ARGS__
+#define TRANSPORT_IF_DROP_COUNT(...)
+
+/**
+ * What transport_rx() did with a frame. Accepted: the protocol took it - executed it, or
+ * answered it as IBA has an RC responder answer a duplicate (ACKed again, replayed), a PSN gap
+ * (NAK sequence error) or a SEND without a receive WQE (RNR NAK), or it failed on the QP's own
+ * memory (a bad receive SGE: the WQE completes in error). Otherwise the frame was dropped and
+ * the verdict is TRANSPORT_DROP_<counter>: one per DROP counter of transport_counters.def,
+ * the one the transport counted for the frame, or, when it counts two, the one that names the
+ * reason rather than its consequence: a UC packet whose bad R_Key drops its message is
+ * access_err (not rx_uc_msg_dropped), an RC request out of its message's opcode sequence
+ * rx_opcode_seq (not the inv_req_err of its NAK).
+ */
+enum transport_verdict {
+	TRANSPORT_RX_ACCEPTED,
+#define DROCE_COUNTER(name, disposition, desc) \
+	TRANSPORT_IF_DROP(disposition, TRANSPORT_DROP_##name,)
+#include "transport_counters.def"
+#undef DROCE_COUNTER
+	TRANSPORT_VERDICT_NUM
+};
+
 /**
  * One parsed RoCE v2 frame for this QP (the engine found it by BTH DestQP, checked the
  * destination GID and the ICRC). The transport consumes @p m (frees or keeps it).
+ * @return the verdict: accepted, or the reason it was dropped (counted).
  */
-void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
-		  const struct droce_pkt *pkt);
+enum transport_verdict transport_rx(struct transport_env *env, struct transport_qp *t,
+				    struct rte_mbuf *m, const struct droce_pkt *pkt);
 
 /**
  * Requester and responder output: build and transmit up to @p budget packets (new requests

@@ -373,8 +373,8 @@ static bool on_atomic_ack(struct transport_qp *t, struct comp_ctx *c,
 	return true;
 }
 
-void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	     const struct droce_pkt *pkt)
+enum transport_verdict comp_rx(struct transport_env *env, struct transport_qp *t,
+			       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_req *r = &t->req;
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
@@ -383,16 +383,13 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 	struct comp_ctx c = { 0 };
 	uint8_t syn = aeth != NULL ? droce_aeth_syndrome(aeth) : 0;
 	uint32_t from = r->comp_psn;
+	enum transport_verdict v = TRANSPORT_RX_ACCEPTED;
 	bool ok = true;
 
-	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD) {
-		TCNT(env, t, rx_qp_state);
-		return;
-	}
-	if (!psn_expected(r, psn)) {
-		TCNT(env, t, rx_resp_dropped);	/* duplicate or stale response */
-		return;
-	}
+	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
+		return TDROP(env, t, rx_qp_state);
+	if (!psn_expected(r, psn))
+		return TDROP(env, t, rx_resp_dropped);	/* duplicate or stale response */
 	if (pkt->mask & DROCE_M_READ) {
 		ok = on_read_resp(t, &c, m, pkt, psn);
 	} else if (pkt->mask & DROCE_M_ATOMIC) {
@@ -404,12 +401,12 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		on_nak(env, t, &c, psn, syn);
 	}
 	if (c.bad) {
-		TCNT(env, t, rx_bad_resp);
+		v = TDROP(env, t, rx_bad_resp);
 		comp_fail(t, &c, IBV_WC_BAD_RESP_ERR);
 	} else if (!ok) {
 		const struct req_wqe *e = head_wqe(t);
 
-		TCNT(env, t, rx_resp_dropped);
+		v = TDROP(env, t, rx_resp_dropped);
 		/* A READ response or atomic ACK past the one the head READ/ATOMIC waits for:
 		 * those between were lost (responses come in PSN order). Asking again now, not
 		 * after the local ACK timeout, matters: with Linux's rdma_cm over RoCE the
@@ -419,7 +416,7 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 			comp_retry(env, t, &c, RETRY_IMPLIED_NAK);
 	}
 	if (transport_state(t) == IBV_QPS_ERR)
-		return;	/* comp_fail() wrote every completion */
+		return v;	/* comp_fail() wrote every completion */
 	if (c.progress) {
 		reset_retries(t);
 		rto_rearm(env, t);
@@ -433,6 +430,7 @@ void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		comp_local_head(t, &c);	/* after a READ or atomic, say */
 	comp_flush(t, &c);
 	comp_local_err(env, t);
+	return v;
 }
 
 void comp_timeout(struct transport_env *env, struct transport_qp *t)

@@ -23,6 +23,9 @@ static const struct {
 
 const char *droce_counter_name(unsigned int i)
 {
+	/* Readers index the struct by name order: its fields are these, then parse_err[]. */
+	RTE_BUILD_BUG_ON(offsetof(struct droce_counters, parse_err) !=
+			 RTE_DIM(counters) * sizeof(uint64_t));
 	return i < RTE_DIM(counters) ? counters[i].name : NULL;
 }
 

@@ -257,20 +257,16 @@ void transport_cc_rx_ce(struct transport_env *env, struct transport_qp *t,
 	send_cnp(env, t);
 }
 
-void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
-			 const struct droce_pkt *pkt)
+enum transport_verdict transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
+					   const struct droce_pkt *pkt)
 {
 	enum ibv_qp_state st = transport_state(t);
 	unsigned int incs;
 
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
-		TCNT(env, t, rx_qp_state);	/* no peer yet */
-		return;
-	}
-	if (t->type != IBV_QPT_UD && !transport_path_matches(t, pkt)) {
-		TCNT(env, t, rx_bad_addr);	/* not from our peer */
-		return;
-	}
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT)
+		return TDROP(env, t, rx_qp_state);	/* no peer yet */
+	if (t->type != IBV_QPT_UD && !transport_path_matches(t, pkt))
+		return TDROP(env, t, rx_bad_addr);	/* not from our peer */
 	TCNT(env, t, cnp_rcvd);
 	/* The timer events due by now first, counted as the pacer would have counted them. */
 	incs = dcqcn_advance(&t->cc, env->now);
@@ -284,4 +280,5 @@ void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
 		if (!t->cc.limited)
 			TCNT(env, t, cc_rate_full);
 	}
+	return TRANSPORT_RX_ACCEPTED;
 }

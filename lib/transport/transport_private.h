@@ -226,6 +226,13 @@ static inline uint32_t div_up(uint32_t a, uint32_t b)
 	return (a + b - 1) / b;
 }
 
+/** Count drop @p name (a DROP counter, through TCNT) and give the verdict that names it: a
+ *  receive path returns what it counted. */
+#define TDROP(env, t, name) __extension__ ({ \
+	TCNT(env, t, name); \
+	TRANSPORT_DROP_##name; \
+})
+
 /* transport_qp.c */
 enum ibv_qp_state transport_state(const struct transport_qp *t);
 /** The QP went to ERR behind the transport's back or by its own doing: drop every WQE
@@ -334,8 +341,8 @@ enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_s
 void req_retry(struct transport_qp *t);
 
 /* transport_comp.c */
-void comp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	     const struct droce_pkt *pkt);
+enum transport_verdict comp_rx(struct transport_env *env, struct transport_qp *t,
+			       const struct rte_mbuf *m, const struct droce_pkt *pkt);
 void comp_timeout(struct transport_env *env, struct transport_qp *t);
 /** Complete the head WQE if it carries a local error and nothing precedes it. */
 void comp_local_err(struct transport_env *env, struct transport_qp *t);
@@ -347,8 +354,8 @@ void resp_reset(struct transport_qp *t);
 /** A READ's memory was deregistered while its responses were being sent: NAK remote access
  *  error for @p psn, and the QP goes to ERR (as for a bad R_Key in a request). */
 void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn);
-void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	     const struct droce_pkt *pkt);
+enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t,
+			       const struct rte_mbuf *m, const struct droce_pkt *pkt);
 
 /* transport_ureq.c, transport_uc.c, transport_ud.c, transport_urecv.c: the unreliable transports (UC, UD) */
 unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
@@ -360,12 +367,12 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 		   const struct verbs_send_wqe *w, bool *last);
 int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 		   const struct verbs_send_wqe *w, bool *last);
-void uc_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	   const struct droce_pkt *pkt);
-void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	   const struct droce_pkt *pkt);
-void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	      const struct droce_pkt *pkt);
+enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
+			     const struct rte_mbuf *m, const struct droce_pkt *pkt);
+enum transport_verdict ud_rx(struct transport_env *env, struct transport_qp *t,
+			     const struct rte_mbuf *m, const struct droce_pkt *pkt);
+enum transport_verdict urecv_rx(struct transport_env *env, struct transport_qp *t,
+				const struct rte_mbuf *m, const struct droce_pkt *pkt);
 /** recv_get(); none is counted in rx_no_recv_wr. */
 const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t);
 
@@ -395,9 +402,9 @@ void transport_cc_sent_slow(struct transport_env *env, struct transport_qp *t, u
 /** A frame for @p t arrived with ECN CE: the notification point (a CNP, or not). */
 void transport_cc_rx_ce(struct transport_env *env, struct transport_qp *t,
 			const struct droce_pkt *pkt);
-/** A CNP for @p t: counted and given to the reaction point. */
-void transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
-			 const struct droce_pkt *pkt);
+/** A CNP for @p t: counted and given to the reaction point. @return the verdict. */
+enum transport_verdict transport_cc_rx_cnp(struct transport_env *env, struct transport_qp *t,
+					   const struct droce_pkt *pkt);
 /** May the requester send a packet now (the DCQCN pacer)? One branch while unlimited. */
 static inline bool transport_cc_tx_ok(struct transport_env *env, struct transport_qp *t)
 {

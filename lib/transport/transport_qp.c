@@ -159,11 +159,12 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 		t->resp.comm_est_armed = true;
 }
 
-void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_mbuf *m,
-		  const struct droce_pkt *pkt)
+enum transport_verdict transport_rx(struct transport_env *env, struct transport_qp *t,
+				    struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const struct droce_bth *bth = droce_pkt_bth(pkt);
 	enum ibv_qp_state st = verbs_qp_owner_state(t->qp);	/* a fatal QP enters ERR */
+	enum transport_verdict v;
 
 	/* Per QP only: the device counted the frame when its port received it (engine). */
 	t->cnt.rx_packets++;
@@ -174,28 +175,29 @@ void transport_rx(struct transport_env *env, struct transport_qp *t, struct rte_
 		transport_cc_rx_ce(env, t, pkt);
 	if (t->type != IBV_QPT_RC) {
 		if (unlikely(pkt->opcode == DROCE_OP_CNP))
-			transport_cc_rx_cnp(env, t, pkt);
+			v = transport_cc_rx_cnp(env, t, pkt);
 		else
-			urecv_rx(env, t, m, pkt);	/* UC, UD */
+			v = urecv_rx(env, t, m, pkt);	/* UC, UD */
 	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
 		if (pkt->opcode == DROCE_OP_CNP)
-			transport_cc_rx_cnp(env, t, pkt);	/* no request, no response */
+			v = transport_cc_rx_cnp(env, t, pkt);	/* no request, no response */
 		else
-			TCNT(env, t, rx_bad_opcode);
+			v = TDROP(env, t, rx_bad_opcode);
 	} else if ((droce_bth_pkey(bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
-		TCNT(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
+		v = TDROP(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
 	} else if (st == IBV_QPS_RESET || st == IBV_QPS_INIT) {
-		TCNT(env, t, rx_qp_state);
+		v = TDROP(env, t, rx_qp_state);
 	} else if (!transport_path_matches(t, pkt)) {
-		TCNT(env, t, rx_bad_addr);	/* not from our peer: spoofed or misrouted */
+		v = TDROP(env, t, rx_bad_addr);	/* not from our peer: spoofed or misrouted */
 	} else if (pkt->mask & DROCE_M_REQ) {
-		resp_rx(env, t, m, pkt);
+		v = resp_rx(env, t, m, pkt);
 	} else if (pkt->mask & DROCE_M_RESP) {
-		comp_rx(env, t, m, pkt);
+		v = comp_rx(env, t, m, pkt);
 	} else {
-		TCNT(env, t, rx_bad_opcode);
+		v = TDROP(env, t, rx_bad_opcode);
 	}
 	transport_mbuf_free(env, m);
+	return v;
 }
 
 unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)

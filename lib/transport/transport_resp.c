@@ -19,9 +19,10 @@ enum resp_result {
 	RR_RNR,		/* no receive WQE: RNR NAK, the packet is not consumed */
 	RR_INV_REQ,	/* NAK invalid request (class C): opcode not supported or out of
 			 * sequence; IBA's Invalid Request WQ error (QP_REQ_ERR) */
-	RR_INV_ACC,	/* NAK invalid request (class C): a length error, a misaligned atomic,
-			 * too many READ/atomic requests; IBA's Local Access Violation WQ
-			 * error (QP_ACCESS_ERR), as the verbs manual lists them */
+	RR_INV_ACC,	/* NAK invalid request (class C): a length error, a misaligned atomic;
+			 * IBA's Local Access Violation WQ error (QP_ACCESS_ERR), as the verbs
+			 * manual lists them */
+	RR_RD_EXCESS,	/* as RR_INV_ACC: too many READ/atomic requests (rx_rd_atomic_excess) */
 	RR_LEN,		/* receive buffer too small: as RR_INV_ACC, the WQE LOC_LEN_ERR */
 	RR_ACCESS,	/* NAK remote access error (class C) */
 	RR_OP_ERR,	/* NAK remote operational error: a bad receive SGE */
@@ -128,8 +129,8 @@ static void rc_recv_complete(struct transport_qp *t, enum ibv_wc_status st,
 	recv_complete(t, &wc, se);
 }
 
-static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
-		       uint32_t psn);
+static enum transport_verdict resp_error(struct transport_env *env, struct transport_qp *t,
+					 enum resp_result rr, uint32_t psn);
 
 static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m,
 				const struct droce_pkt *pkt)
@@ -218,8 +219,8 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
  *   its oldest resource;
  * - its original response has not gone out whole: the requester has more READ/ATOMIC requests
  *   outstanding than max_dest_rd_atomic. Reusing it would answer the older request's PSNs
- *   with this one's data: true (counted rx_rd_atomic_excess), the caller's class C error
- *   "too many RDMA READ or atomic requests" (NAK invalid request, QP to ERR).
+ *   with this one's data: true, and the caller's RR_RD_EXCESS, the class C error "too many
+ *   RDMA READ or atomic requests" (NAK invalid request, QP to ERR).
  */
 static bool res_busy(struct transport_env *env, struct transport_qp *t)
 {
@@ -233,7 +234,6 @@ static bool res_busy(struct transport_env *env, struct transport_qp *t)
 		TCNT(env, t, rx_dup_dropped);
 		return false;
 	}
-	TCNT(env, t, rx_rd_atomic_excess);
 	return true;
 }
 
@@ -264,7 +264,7 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	if (rr != RR_OK)
 		return rr;
 	if (res_busy(env, t))
-		return RR_INV_ACC;
+		return RR_RD_EXCESS;
 	i = res_alloc(t);
 	s->res[i].kind = RK_READ;
 	s->res[i].first_psn = psn;
@@ -315,7 +315,7 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 	if (rr != RR_OK)
 		return rr;
 	if (res_busy(env, t))
-		return RR_INV_ACC;	/* before the atomic executes */
+		return RR_RD_EXCESS;	/* before the atomic executes */
 	if (pkt->opcode == DROCE_OP_RC_COMPARE_SWAP) {
 		orig = rte_be_to_cpu_64(a->cmp);
 		__atomic_compare_exchange_n((uint64_t *)addr, &orig, rte_be_to_cpu_64(a->swap_add),
@@ -354,7 +354,7 @@ static enum resp_result do_atomic_write(struct transport_env *env, struct transp
 	if (rr != RR_OK)
 		return rr;
 	if (res_busy(env, t))
-		return RR_INV_ACC;
+		return RR_RD_EXCESS;
 	transport_pkt_read(m, pkt->payload_off, (uint8_t *)&v, sizeof(v));
 	__atomic_store_n((uint64_t *)addr, v, __ATOMIC_RELEASE);
 	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_ATOMIC_WRITE, psn) - s->res));
@@ -404,7 +404,7 @@ static enum resp_result do_flush(struct transport_env *env, struct transport_qp 
 	if (addr == NULL)
 		return RR_ACCESS;
 	if (res_busy(env, t))
-		return RR_INV_ACC;
+		return RR_RD_EXCESS;
 	rte_wmb();
 	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_FLUSH, psn) - s->res));
 	return RR_OK;
@@ -431,8 +431,8 @@ static struct resp_res *res_find(struct transport_qp *t, uint8_t kind, uint32_t 
  * answered from the saved result and never executed twice, a duplicate ATOMIC_WRITE or FLUSH
  * answered again and not executed again.
  */
-static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
-			   const struct droce_pkt *pkt, uint32_t psn)
+static enum transport_verdict resp_duplicate(struct transport_env *env, struct transport_qp *t,
+					     const struct droce_pkt *pkt, uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
 	struct resp_res *r = NULL;
@@ -440,7 +440,7 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 	TCNT(env, t, duplicate_request);
 	if (pkt->mask & (DROCE_M_SEND | DROCE_M_WRITE)) {
 		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
-		return;
+		return TRANSPORT_RX_ACCEPTED;
 	}
 	if (pkt->mask & DROCE_M_READ) {
 		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
@@ -453,16 +453,13 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 		 * kept) and a part of its range (as rxe checks): anything else is not a replay
 		 * of it and is dropped. */
 		if (r == NULL || rte_be_to_cpu_32(reth->rkey) != r->rkey || va < r->va_org ||
-		    dlen > r->len_org || va - r->va_org > r->len_org - dlen) {
-			TCNT(env, t, rx_dup_dropped);
-			return;
-		}
+		    dlen > r->len_org || va - r->va_org > r->len_org - dlen)
+			return TDROP(env, t, rx_dup_dropped);
 		if (rkey_check(t, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), dlen,
 			       IBV_ACCESS_REMOTE_READ, &addr) != RR_OK) {
 			/* The READ's memory was deregistered since it was answered: as rxe's
 			 * replay (an R_Key violation), NAK remote access error, QP to ERR. */
-			resp_error(env, t, RR_ACCESS, psn);
-			return;
+			return resp_error(env, t, RR_ACCESS, psn);
 		}
 		r->va = va;
 		r->rkey = rte_be_to_cpu_32(reth->rkey);
@@ -472,16 +469,14 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
 	} else if (pkt->mask & (DROCE_M_ATOMIC | DROCE_M_ATMWR | DROCE_M_FLUSH)) {
 		r = res_find(t, (pkt->mask & DROCE_M_ATOMIC) ? RK_ATOMIC :
 				(pkt->mask & DROCE_M_ATMWR) ? RK_ATOMIC_WRITE : RK_FLUSH, psn);
-		if (r == NULL) {
-			TCNT(env, t, rx_dup_dropped);
-			return;
-		}
+		if (r == NULL)
+			return TDROP(env, t, rx_dup_dropped);
 	} else {
-		TCNT(env, t, rx_dup_dropped);
-		return;
+		return TDROP(env, t, rx_dup_dropped);
 	}
 	if (!r->queued)
 		resp_out_res(env, t, r - s->res);
+	return TRANSPORT_RX_ACCEPTED;
 }
 
 /*
@@ -490,10 +485,11 @@ static void resp_duplicate(struct transport_env *env, struct transport_qp *t,
  * (ibv_get_async_event(3); NVIDIA's RDMA Aware Programming manual lists which error raises
  * which; rxe raises none). RR_INV_RKEY (rxe's class J) is not NAKed: the caller ACKed it.
  */
-static void resp_error(struct transport_env *env, struct transport_qp *t, enum resp_result rr,
-		       uint32_t psn)
+static enum transport_verdict resp_error(struct transport_env *env, struct transport_qp *t,
+					 enum resp_result rr, uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
+	enum transport_verdict v = TRANSPORT_RX_ACCEPTED;	/* RR_OP_ERR: our receive SGE */
 	uint8_t code = DROCE_NAK_INV_REQ;
 	enum ibv_wc_status st = IBV_WC_REM_INV_REQ_ERR;
 	int ev = IBV_EVENT_QP_ACCESS_ERR;
@@ -502,7 +498,7 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		code = DROCE_NAK_REM_ACCESS;
 		st = IBV_WC_REM_ACCESS_ERR;
 		ev = IBV_EVENT_QP_ACCESS_ERR;
-		TCNT(env, t, access_err);
+		v = TDROP(env, t, access_err);
 	} else if (rr == RR_OP_ERR) {
 		code = DROCE_NAK_REM_OP;
 		st = IBV_WC_LOC_PROT_ERR;
@@ -512,7 +508,9 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 			ev = IBV_EVENT_QP_REQ_ERR;
 		if (rr == RR_LEN)
 			st = IBV_WC_LOC_LEN_ERR;
-		TCNT(env, t, inv_req_err);
+		v = TDROP(env, t, inv_req_err);
+		if (rr == RR_RD_EXCESS)	/* the verdict names the reason, not its class */
+			v = TDROP(env, t, rx_rd_atomic_excess);
 	}
 	if (rr != RR_INV_RKEY)
 		resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
@@ -521,6 +519,7 @@ static void resp_error(struct transport_env *env, struct transport_qp *t, enum r
 		rc_recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
 	transport_forget_wqes(t);
+	return v;
 }
 
 void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn)
@@ -573,21 +572,20 @@ static void resp_accepted(struct transport_env *env, struct transport_qp *t,
 	}
 }
 
-void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	     const struct droce_pkt *pkt)
+enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t,
+			       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	enum ibv_qp_state st = transport_state(t);
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
+	enum transport_verdict v = TRANSPORT_RX_ACCEPTED;
 	enum resp_result rr;
 	int32_t d;
 
 	/* IBA 10.3.1: requests are accepted in RTR, RTS, SQD (and SQE). */
 	if (s->err || (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
-		       st != IBV_QPS_SQE)) {
-		TCNT(env, t, rx_qp_state);
-		return;
-	}
+		       st != IBV_QPS_SQE))
+		return TDROP(env, t, rx_qp_state);
 	d = droce_psn_diff(psn, s->epsn);
 	if (d > 0) {
 		/* Out of sequence: one NAK per gap, then silence until epsn arrives. */
@@ -597,20 +595,18 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 			resp_out_ack(env, t, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, s->epsn);
 			TCNT(env, t, seq_nak_sent);
 		}
-		return;
+		return TRANSPORT_RX_ACCEPTED;	/* answered: the requester goes back */
 	}
-	if (d < 0) {
-		resp_duplicate(env, t, pkt, psn);
-		return;
-	}
+	if (d < 0)
+		return resp_duplicate(env, t, pkt, psn);
 	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
 		/* An RC request in sequence whose opcode does not fit the message open (or that
 		 * continues none) is a class C error: NAK invalid request, the QP to error, as
 		 * rxe answers its missing FIRST / missing LAST. A lost or reordered
 		 * packet never gets here: its PSN is out of sequence above. */
-		TCNT(env, t, rx_opcode_seq);
+		v = TDROP(env, t, rx_opcode_seq);
 		resp_error(env, t, RR_INV_REQ, psn);
-		return;
+		return v;
 	}
 	s->nak_sent = false;
 	rr = qp_allows(t, pkt->mask) ? resp_execute(env, t, m, pkt, psn) : RR_INV_REQ;
@@ -629,7 +625,7 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		 * completes REM_INV_REQ_ERR and the QP goes to ERR. */
 		if (droce_bth_ackreq(droce_pkt_bth(pkt)))
 			resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
-		resp_error(env, t, rr, psn);
+		v = resp_error(env, t, rr, psn);
 		break;
 	case RR_RNR:
 		/* RNR NAK with our min_rnr_timer; the packet is not consumed. Later
@@ -639,7 +635,8 @@ void resp_rx(struct transport_env *env, struct transport_qp *t, const struct rte
 		TCNT(env, t, rnr_nak_sent);
 		break;
 	default:
-		resp_error(env, t, rr, psn);
+		v = resp_error(env, t, rr, psn);
 		break;
 	}
+	return v;
 }

@@ -71,16 +71,19 @@ static bool msg_open(uint32_t mask)
 	return (mask & (DROCE_M_FIRST | DROCE_M_MIDDLE)) && !(mask & DROCE_M_LAST);
 }
 
-/* Drop the message in progress, if any: its WQE (held) is rewound for the next one. */
-static void uc_abort(struct transport_env *env, struct transport_qp *t)
+/* Drop the message in progress, if any: its WQE (held) is rewound for the next one.
+ * @return TRANSPORT_DROP_rx_uc_msg_dropped when there was one (counted), else accepted. */
+static enum transport_verdict uc_abort(struct transport_env *env, struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;
+	enum transport_verdict v = TRANSPORT_RX_ACCEPTED;
 
 	if (msg_open(s->prev_mask))
-		TCNT(env, t, rx_uc_msg_dropped);
+		v = TDROP(env, t, rx_uc_msg_dropped);
 	s->prev_mask = 0;
 	s->recv_off = 0;
 	s->wr_resid = 0;
+	return v;
 }
 
 /* The packet fits the open message (or starts one when none is open). */
@@ -120,31 +123,35 @@ static void uc_complete(struct transport_qp *t, const struct droce_pkt *pkt,
 	recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
 }
 
-/* @return false: the message is dropped (counted by the caller or here). */
-static bool uc_send(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-		    const struct droce_pkt *pkt)
+/*
+ * The packets of a SEND and of an RDMA WRITE. @return accepted, or the reason the packet and
+ * its message are dropped: counted here (access_err), by urecv_get() (rx_no_recv_wr), or,
+ * when it is TRANSPORT_DROP_rx_uc_msg_dropped, by uc_rx()'s uc_abort() that follows.
+ */
+static enum transport_verdict uc_send(struct transport_env *env, struct transport_qp *t,
+				      const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t len = pkt->payload_len;
 	enum ibv_wc_status st;
 
 	if (urecv_get(env, t) == NULL)
-		return false;
+		return TRANSPORT_DROP_rx_no_recv_wr;
 	if ((uint64_t)s->recv_off + len > s->rwqe->length)
-		return false;
+		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	st = recv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len);
 	if (st != IBV_WC_SUCCESS) {
-		recv_fatal(t, st);
-		return true;
+		recv_fatal(t, st);	/* our receive SGE, not the frame */
+		return TRANSPORT_RX_ACCEPTED;
 	}
 	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST)
 		uc_complete(t, pkt, IBV_WC_RECV, s->recv_off);
-	return true;
+	return TRANSPORT_RX_ACCEPTED;
 }
 
-static bool uc_write_first(struct transport_env *env, struct transport_qp *t,
-			   const struct droce_pkt *pkt)
+static enum transport_verdict uc_write_first(struct transport_env *env, struct transport_qp *t,
+					     const struct droce_pkt *pkt)
 {
 	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
 	struct transport_resp *s = &t->resp;
@@ -154,77 +161,79 @@ static bool uc_write_first(struct transport_env *env, struct transport_qp *t,
 	s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
 	s->wr_resid = s->wr_len = len;
 	if (len == 0)
-		return true;
+		return TRANSPORT_RX_ACCEPTED;
 	if ((verbs_qp_attr(t->qp)->qp_access_flags & IBV_ACCESS_REMOTE_WRITE) &&
 	    transport_rkey_mem(t, s->wr_rkey, s->wr_va, len, IBV_ACCESS_REMOTE_WRITE) != NULL)
-		return true;
-	TCNT(env, t, access_err);	/* UC: class D, the message is dropped silently */
-	return false;
+		return TRANSPORT_RX_ACCEPTED;
+	return TDROP(env, t, access_err);	/* UC: class D, the message is dropped silently */
 }
 
-static bool uc_write(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-		     const struct droce_pkt *pkt)
+static enum transport_verdict uc_write(struct transport_env *env, struct transport_qp *t,
+				       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t len = pkt->payload_len;
+	enum transport_verdict v;
 	uint8_t *addr;
 
-	if ((pkt->mask & DROCE_M_FIRST) && !uc_write_first(env, t, pkt))
-		return false;
+	if (pkt->mask & DROCE_M_FIRST) {
+		v = uc_write_first(env, t, pkt);
+		if (v != TRANSPORT_RX_ACCEPTED)
+			return v;
+	}
 	if (len > s->wr_resid || ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
-		return false;
+		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	/* WRITE with immediate needs a receive WQE before its last packet lands. */
 	if ((pkt->mask & DROCE_M_RWR) && urecv_get(env, t) == NULL)
-		return false;
+		return TRANSPORT_DROP_rx_no_recv_wr;
 	if (len != 0) {
 		/* Each packet: the MR may have been deregistered since the first one. */
 		addr = transport_rkey_mem(t, s->wr_rkey, s->wr_va, len, IBV_ACCESS_REMOTE_WRITE);
-		if (addr == NULL) {
-			TCNT(env, t, access_err);
-			return false;
-		}
+		if (addr == NULL)
+			return TDROP(env, t, access_err);
 		transport_pkt_read(m, pkt->payload_off, addr, len);
 		s->wr_va += len;
 	}
 	s->wr_resid -= len;
 	if (pkt->mask & DROCE_M_RWR)
 		uc_complete(t, pkt, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len);
-	return true;
+	return TRANSPORT_RX_ACCEPTED;
 }
 
-void uc_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	   const struct droce_pkt *pkt)
+enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
+			     const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
 	enum ibv_qp_state st = transport_state(t);
-	bool ok;
+	enum transport_verdict v, pv;
 
 	if (st == IBV_QPS_RTR && s->comm_est_armed) {	/* IBA 11.6.3: first packet in RTR */
 		s->comm_est_armed = false;
 		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
 	}
 	if (psn != s->epsn || !uc_seq_ok(s->prev_mask, pkt->mask)) {
-		uc_abort(env, t);
+		v = uc_abort(env, t);
 		if (!(pkt->mask & DROCE_M_FIRST)) {
-			TCNT(env, t, rx_uc_pkt_dropped);
-			return;
+			/* The message it belonged to (if still open) first, then the packet. */
+			pv = TDROP(env, t, rx_uc_pkt_dropped);
+			return v != TRANSPORT_RX_ACCEPTED ? v : pv;
 		}
 	}
-	if (!(pkt->mask & DROCE_M_REQ) || !uc_len_ok(t, pkt->mask, pkt->payload_len)) {
-		TCNT(env, t, inv_req_err);
-		ok = false;
-	} else {
-		ok = (pkt->mask & DROCE_M_SEND) ? uc_send(env, t, m, pkt) :
-						  uc_write(env, t, m, pkt);
-	}
-	if (!ok) {
-		/* Dropped: the rest of the message follows the PSN gap rule above. */
+	if (!(pkt->mask & DROCE_M_REQ) || !uc_len_ok(t, pkt->mask, pkt->payload_len))
+		v = TDROP(env, t, inv_req_err);
+	else
+		v = (pkt->mask & DROCE_M_SEND) ? uc_send(env, t, m, pkt) :
+						 uc_write(env, t, m, pkt);
+	if (v != TRANSPORT_RX_ACCEPTED) {
+		/* Dropped with its message (rx_uc_msg_dropped, counted by uc_abort() as the
+		 * message is left open here): the rest follows the PSN gap rule above. */
 		s->prev_mask = pkt->mask & ~DROCE_M_LAST;
 		s->prev_mask |= DROCE_M_MIDDLE;
 		uc_abort(env, t);
-		return;
+		return v;
 	}
 	s->epsn = droce_psn_add(psn, 1);
 	s->prev_mask = pkt->mask;
+	return TRANSPORT_RX_ACCEPTED;
 }

@@ -150,43 +150,41 @@ static void ud_complete(struct transport_qp *t, const struct droce_pkt *pkt, uin
 }
 
 /* Too long for the WQE: see the file comment. */
-static void ud_too_long(struct transport_env *env, struct transport_qp *t)
+static enum transport_verdict ud_too_long(struct transport_env *env, struct transport_qp *t)
 {
+	enum transport_verdict v = TDROP(env, t, rx_ud_too_long);
 	struct ibv_wc wc;
 
-	TCNT(env, t, rx_ud_too_long);
 	if (!t->resp.rwqe_srq)
-		return;
+		return v;
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IBV_WC_REM_INV_REQ_ERR;
 	wc.opcode = IBV_WC_RECV;
 	recv_complete(t, &wc, false);
+	return v;
 }
 
-void ud_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	   const struct droce_pkt *pkt)
+enum transport_verdict ud_rx(struct transport_env *env, struct transport_qp *t,
+			     const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const struct droce_deth *deth = droce_pkt_ext(pkt, DROCE_HDR_DETH);
 	uint8_t grh[UD_GRH_LEN];
 	enum ibv_wc_status st;
 
-	if (rte_be_to_cpu_32(deth->qkey) != verbs_qp_attr(t->qp)->qkey) {
-		TCNT(env, t, rx_bad_qkey);	/* IBA 9.6.1.2 (C9-47): Q_Key mismatch */
-		return;
-	}
+	if (rte_be_to_cpu_32(deth->qkey) != verbs_qp_attr(t->qp)->qkey)
+		return TDROP(env, t, rx_bad_qkey);	/* IBA 9.6.1.2 (C9-47): Q_Key mismatch */
 	if (urecv_get(env, t) == NULL)
-		return;		/* counted: rx_no_recv_wr */
-	if (UD_GRH_LEN + (uint64_t)pkt->payload_len > t->resp.rwqe->length) {
-		ud_too_long(env, t);
-		return;
-	}
+		return TRANSPORT_DROP_rx_no_recv_wr;	/* counted by urecv_get() */
+	if (UD_GRH_LEN + (uint64_t)pkt->payload_len > t->resp.rwqe->length)
+		return ud_too_long(env, t);
 	ud_grh(pkt, grh);
 	st = recv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
 	if (st == IBV_WC_SUCCESS)
 		st = recv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL, pkt->payload_len);
 	if (st != IBV_WC_SUCCESS) {
-		recv_fatal(t, st);
-		return;
+		recv_fatal(t, st);	/* our receive SGE, not the frame */
+		return TRANSPORT_RX_ACCEPTED;
 	}
 	ud_complete(t, pkt, droce_deth_sqpn(deth));
+	return TRANSPORT_RX_ACCEPTED;
 }

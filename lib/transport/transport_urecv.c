@@ -19,26 +19,22 @@ const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transpo
 
 /* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state, for UC the peer's
  * address; then transport_uc.c/ud.c. */
-void urecv_rx(struct transport_env *env, struct transport_qp *t, const struct rte_mbuf *m,
-	      const struct droce_pkt *pkt)
+enum transport_verdict urecv_rx(struct transport_env *env, struct transport_qp *t,
+				const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	enum droce_transport want = t->type == IBV_QPT_UD ? DROCE_TRANSPORT_UD :
 							    DROCE_TRANSPORT_UC;
 	enum ibv_qp_state st = transport_state(t);
 
-	if (droce_opcode_transport(pkt->opcode) != want) {
-		TCNT(env, t, rx_bad_opcode);
-	} else if ((droce_bth_pkey(droce_pkt_bth(pkt)) & 0x7fff) !=
-		   (DROCE_DEFAULT_PKEY & 0x7fff)) {
-		TCNT(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
-	} else if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
-		   st != IBV_QPS_SQE) {
-		TCNT(env, t, rx_qp_state);	/* IBA 10.3.1: receive in RTR, RTS, SQD, SQE */
-	} else if (t->type == IBV_QPT_UD) {
-		ud_rx(env, t, m, pkt);
-	} else if (!transport_path_matches(t, pkt)) {
-		TCNT(env, t, rx_bad_addr);	/* UC is connected too: our peer's frames only */
-	} else {
-		uc_rx(env, t, m, pkt);
-	}
+	if (droce_opcode_transport(pkt->opcode) != want)
+		return TDROP(env, t, rx_bad_opcode);
+	if ((droce_bth_pkey(droce_pkt_bth(pkt)) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff))
+		return TDROP(env, t, rx_bad_pkey);	/* IBA 9.6.1.1 (C9-42): P_Key mismatch */
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE)
+		return TDROP(env, t, rx_qp_state);	/* IBA 10.3.1: RTR, RTS, SQD, SQE */
+	if (t->type == IBV_QPT_UD)
+		return ud_rx(env, t, m, pkt);
+	if (!transport_path_matches(t, pkt))
+		return TDROP(env, t, rx_bad_addr);	/* UC is connected too: our peer's only */
+	return uc_rx(env, t, m, pkt);
 }

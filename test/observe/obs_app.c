@@ -16,8 +16,9 @@
  *   counters DEV       droce_query_counters() of DEV, by name
  *   qp_counters SIDE I droce_query_qp_counters() of pair I's QP on SIDE (0: droce0)
  *   qpns SIDE          the QP numbers on SIDE
- *   inject KIND N      N frames to obs_in: KIND bad_icrc, unknown_qp, or qp_state (to obs_in's
- *                      QP, left in RESET: the transport drops it)
+ *   inject KIND N      N frames to obs_in: KIND bad_icrc, unknown_qp, qp_state (to obs_in's
+ *                      QP, left in RESET: the transport drops it) or bad_pkey (to that QP,
+ *                      P_Key 0x7123: the transport drops it for its P_Key first)
  *   quit               tear everything down and exit 0
  * Any failure exits non-zero (check.h).
  */
@@ -195,14 +196,17 @@ static void inject(const char *kind, int n)
 	f.sgid[10] = f.sgid[11] = f.dgid[10] = f.dgid[11] = 0xff;
 	CHECK(inet_pton(AF_INET, "10.7.0.9", &f.sgid[12]) == 1);
 	CHECK(inet_pton(AF_INET, "10.7.0.1", &f.dgid[12]) == 1);
-	if (strcmp(kind, "qp_state") == 0)
+	if (strcmp(kind, "qp_state") == 0 || strcmp(kind, "bad_pkey") == 0)
 		h.dqpn = in_ep.qp->qp_num;
+	if (strcmp(kind, "bad_pkey") == 0)
+		h.pkey = 0x7123;
 	len = droce_build(frame, sizeof(frame), &f, &h, payload, sizeof(payload));
 	CHECK(len > 0);
 	if (strcmp(kind, "bad_icrc") == 0)
 		frame[len - 1] ^= 0xff;
 	else
-		CHECK(strcmp(kind, "unknown_qp") == 0 || strcmp(kind, "qp_state") == 0);
+		CHECK(strcmp(kind, "unknown_qp") == 0 || strcmp(kind, "qp_state") == 0 ||
+		      strcmp(kind, "bad_pkey") == 0);
 	for (k = 0; k < n; k++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(in_pool);
 

@@ -169,13 +169,16 @@ def drop_log_once(app, tel, debug=False):
     app.cmd('inject bad_icrc 2')
     app.cmd('inject unknown_qp 2')
     app.cmd('inject qp_state 3')
+    app.cmd('inject bad_pkey 2')
     c = tel.get('/droce/counters,obs_in')
     check(c['parse_err_bad_icrc'] == 4 and c['rx_bad_frame'] == 4 and
-          c['rx_unknown_qp'] == 2 and c['rx_qp_state'] == 3, 'obs_in counters: %s' % c)
+          c['rx_unknown_qp'] == 2 and c['rx_qp_state'] == 3 and c['rx_bad_pkey'] == 2,
+          'obs_in counters: %s' % c)
     app.quit()
     log = app.logs()
     want = {'parse_err_bad_icrc': (4, 'QPN 0x007ff0'), 'rx_unknown_qp': (2, 'QPN 0x007ff0'),
-            'rx_qp_state': (3, 'QPN 0x%06x' % app.in_qpn)}
+            'rx_qp_state': (3, 'QPN 0x%06x' % app.in_qpn),
+            'rx_bad_pkey': (2, 'QPN 0x%06x' % app.in_qpn)}
     for reason, (count, qpn) in want.items():
         lines = drop_lines(log, reason)
         firsts = [x for x in lines if 'further drops of this reason are counted' in x]
