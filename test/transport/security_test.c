@@ -80,35 +80,13 @@ static struct tt_qp *victim(int qp_access)
 	return tt_pair(&tt, &o)->peer;
 }
 
-/*
- * Build @p h (DestQP and, unless @p keep_psn, the PSN the victim expects set here) from droce0's
- * address (or @p src_gid) and hand it to @p v as the engine would (ICRC checked).
- */
+static enum transport_verdict verdict;	/* the victim's, of the last attack */
+
+/* tt_hostile() of @p h to @p v (its verdict in verdict), then everything that follows. */
 static void inject(struct tt_qp *v, struct droce_hdr_fields *h, const void *payload,
 		   uint32_t len, const union ibv_gid *src_gid, bool keep_psn)
 {
-	struct droce_flow f = { .hop_limit = 64, .sport = 0xc123 };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(tt.pool);
-	struct droce_pkt pkt;
-	int n;
-
-	CHECK(m != NULL);
-	f.src_mac = tt.mac[0];
-	f.dst_mac = tt.mac[1];
-	memcpy(f.sgid, (src_gid != NULL ? src_gid : &tt.gid[0])->raw, 16);
-	memcpy(f.dgid, tt.gid[1].raw, 16);
-	h->dqpn = v->qp->qp_num;
-	if (h->pkey == 0)
-		h->pkey = DROCE_DEFAULT_PKEY;
-	if (!keep_psn)
-		h->psn = v->t->resp.epsn;
-	n = droce_build(rte_pktmbuf_mtod(m, void *), rte_pktmbuf_tailroom(m), &f, h, payload,
-			len);
-	CHECK(n > 0);
-	CHECK(rte_pktmbuf_append(m, (uint16_t)n) != NULL);
-	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
-	tt.cnt[1].rx_packets++;
-	transport_rx(&tt.env, v->t, m, &pkt);
+	verdict = tt_hostile(&tt, v, h, payload, len, src_gid, keep_psn);
 	tt_run(&tt, NULL, NULL, 1000000000ull);
 }
 
@@ -124,9 +102,12 @@ static void write_req(struct droce_hdr_fields *h, uint64_t va, uint32_t rkey, ui
 	h->reth.len = len;
 }
 
-/* The victim answered with one NAK @p code and nothing else, went to ERR, counted it. */
+/* The victim answered with one NAK @p code and nothing else, went to ERR, counted it (and
+ * the verdict named it). */
 static void expect_nak(struct tt_qp *v, uint8_t code, uint64_t access_err, uint64_t inv_req)
 {
+	CHECK_EQ(verdict, access_err != 0 ? TRANSPORT_DROP_access_err :
+					       TRANSPORT_DROP_inv_req_err);
 	CHECK_EQ(tap_count(1, DROCE_OP_RC_ACKNOWLEDGE, DROCE_AETH_NAK | code), 1);
 	CHECK_EQ(tap_count(1, -1, -1), 1);
 	CHECK_EQ(tt_state(v), IBV_QPS_ERR);
@@ -135,8 +116,10 @@ static void expect_nak(struct tt_qp *v, uint8_t code, uint64_t access_err, uint6
 	check_memory();
 }
 
-/* The victim said nothing, stayed in @p st, and counted one frame in counter @p name. */
+/* The victim said nothing, stayed in @p st, and counted one frame in counter @p name, the
+ * verdict's. */
 #define EXPECT_DROP(v, st, name) do { \
+	CHECK_EQ(verdict, TRANSPORT_DROP_##name); \
 	CHECK_EQ(tap_count(1, -1, -1), 0); \
 	CHECK_EQ(tt_state(v), st); \
 	CHECK_EQ(tt.cnt[1].name, 1); \
@@ -293,25 +276,9 @@ static void spoofed_source(void)
 /* A QP of @p type on droce1 (not connected), its transport driven by tt_run(). */
 static struct tt_qp *raw_qp(enum ibv_qp_type type)
 {
-	struct droce_qp_init_attr ia = { .qp_type = type,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-			 .max_recv_sge = 1 } };
-	struct tt_qp *v = &tt.qps[tt.nqp++];
-
-	CHECK(tt.nqp <= TT_MAX_QP);
 	memset(&tt.cnt, 0, sizeof(tt.cnt));
 	tap_start(&tt);
-	memset(v, 0, sizeof(*v));
-	v->side = 1;
-	v->scq = v->rcq = droce_create_cq(tt.ctx[1], 16, NULL, NULL, 0);
-	CHECK(v->scq != NULL);
-	ia.send_cq = ia.recv_cq = v->scq;
-	ia.qp_context = v;
-	v->qp = droce_create_qp(tt.pd[1], &ia);
-	CHECK(v->qp != NULL);
-	v->t = transport_qp_create(v->qp);
-	CHECK(v->t != NULL);
-	return v;
+	return tt_qp_raw(&tt, 1, type);
 }
 
 /* UC is connected too: the same spoofed WRITE to a UC QP in RTR is dropped. */
@@ -320,22 +287,8 @@ static void spoofed_source_uc(void)
 	struct tt_qp *v = raw_qp(IBV_QPT_UC);
 	struct droce_hdr_fields h;
 	union ibv_gid other = tt.gid[0];
-	struct ibv_qp_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	tt_modify(&tt, v, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		  IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = 0x11;
-	a.rq_psn = 0x321;
-	tt_av(&tt, &a.ah_attr, 0);
-	tt_modify(&tt, v, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		  IBV_QP_RQ_PSN);
+	tt_uc_rtr(&tt, v, IBV_ACCESS_REMOTE_WRITE);
 	other.raw[15] ^= 0x42;
 	write_req(&h, mr_va(MR_ALL, 0), mr[MR_ALL]->rkey, 64);
 	h.opcode = DROCE_OP_UC_RDMA_WRITE_ONLY;

@@ -6,14 +6,16 @@
  * created and connected through the public verbs API, and a test "engine" that joins their
  * transport states. Every frame a transport sends is parsed with droce_parse_mbuf() (ICRC
  * checked), optionally shown to a tap, optionally dropped/duplicated/reordered by a seeded
- * RNG, and handed to the peer's transport_rx(). Time is a simulated TSC: when nothing moves,
- * the clock jumps to the next transport deadline, so timeout tests are exact and fast.
+ * RNG, and handed to the peer's transport_rx(), whose verdict is checked against the counters
+ * (tt_rx()). Time is a simulated TSC: when nothing moves, the clock jumps to the next transport
+ * deadline, so timeout tests are exact and fast.
  */
 #ifndef TT_H
 #define TT_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,8 @@ struct tt {
 	void (*tap)(struct tt *tt, int from, const struct droce_pkt *pkt, struct rte_mbuf *m);
 	void *tap_arg;
 	uint64_t frames;
+	enum transport_verdict verdict;	/* of the last frame given to a transport */
+	uint64_t verdicts[TRANSPORT_VERDICT_NUM];	/* frames by verdict */
 };
 
 static inline uint64_t tt_rand(struct tt *tt)
@@ -406,6 +410,88 @@ static inline struct tt_qp *tt_pair(struct tt *tt, const struct tt_opts *o)
 	return a;
 }
 
+/* A QP of @p type on side @p side, not connected, its transport driven by tt_run(). */
+static inline struct tt_qp *tt_qp_raw(struct tt *tt, int side, enum ibv_qp_type type)
+{
+	struct droce_qp_init_attr ia = { .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 } };
+	struct tt_qp *v = &tt->qps[tt->nqp++];
+
+	CHECK(tt->nqp <= TT_MAX_QP);
+	memset(v, 0, sizeof(*v));
+	v->side = side;
+	v->scq = v->rcq = droce_create_cq(tt->ctx[side], 16, NULL, NULL, 0);
+	CHECK(v->scq != NULL);
+	ia.send_cq = ia.recv_cq = v->scq;
+	ia.qp_context = v;
+	v->qp = droce_create_qp(tt->pd[side], &ia);
+	CHECK(v->qp != NULL);
+	v->t = transport_qp_create(v->qp);
+	CHECK(v->t != NULL);
+	return v;
+}
+
+/* A raw UC QP @p v to INIT (@p access) and RTR towards the other side's QP 0x11, PSN 0x321. */
+static inline void tt_uc_rtr(struct tt *tt, struct tt_qp *v, int access)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = (unsigned int)access;
+	tt_modify(tt, v, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		  IBV_QP_ACCESS_FLAGS);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x11;
+	a.rq_psn = 0x321;
+	tt_av(tt, &a.ah_attr, !v->side);
+	tt_modify(tt, v, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		  IBV_QP_RQ_PSN);
+}
+
+/* Counter at byte offset @p off of @p c. */
+static inline uint64_t tt_cnt_at(const struct droce_counters *c, size_t off)
+{
+	return *(const uint64_t *)(const void *)((const char *)c + off);
+}
+
+/*
+ * transport_rx() of @p m to @p q, its verdict checked against the counters of @p q's side: a
+ * drop counted the counter it names, once; an accepted frame counted no drop but what it
+ * displaced (the queued replay whose resource a new READ/ATOMIC takes: rx_dup_dropped; the
+ * open UC message a FIRST packet ends: rx_uc_msg_dropped). @return the verdict.
+ */
+static inline enum transport_verdict tt_rx(struct tt *tt, struct tt_qp *q, struct rte_mbuf *m,
+					   const struct droce_pkt *pkt)
+{
+#define DROCE_COUNTER(name, disposition, desc) TRANSPORT_IF_DROP(disposition, \
+	[TRANSPORT_DROP_##name] = offsetof(struct droce_counters, name),)
+	static const size_t off[TRANSPORT_VERDICT_NUM] = {
+#include "transport_counters.def"
+	};
+#undef DROCE_COUNTER
+	struct droce_counters *c = &tt->cnt[q->side], before = *c;
+	enum transport_verdict v = transport_rx(&tt->env, q->t, m, pkt);
+	unsigned int i;
+
+	CHECK(v < TRANSPORT_VERDICT_NUM);
+	tt->verdict = v;
+	tt->verdicts[v]++;
+	if (v != TRANSPORT_RX_ACCEPTED) {
+		CHECK_EQ(tt_cnt_at(c, off[v]) - tt_cnt_at(&before, off[v]), 1);
+		return v;
+	}
+	for (i = 1; i < TRANSPORT_VERDICT_NUM; i++)
+		if (off[i] != offsetof(struct droce_counters, rx_dup_dropped) &&
+		    off[i] != offsetof(struct droce_counters, rx_uc_msg_dropped))
+			CHECK_EQ(tt_cnt_at(c, off[i]), tt_cnt_at(&before, off[i]));
+	return v;
+}
+
 static inline void tt_deliver(struct tt *tt, struct tt_frame *f)
 {
 	const struct droce_bth *bth = droce_pkt_bth(&f->pkt);
@@ -417,7 +503,45 @@ static inline void tt_deliver(struct tt *tt, struct tt_frame *f)
 		return;
 	}
 	tt->cnt[f->to].rx_packets++;
-	transport_rx(&tt->env, ((struct tt_qp *)qp->qp_context)->t, f->m, &f->pkt);
+	tt_rx(tt, qp->qp_context, f->m, &f->pkt);
+}
+
+/*
+ * A frame from the other side (or from @p src_gid) to @p v, given to its transport at once:
+ * the header fields @p h with DestQP and, unless @p keep_psn, the PSN @p v expects set here,
+ * P_Key the default unless set, and @p len bytes of @p payload. @return the verdict.
+ */
+static inline enum transport_verdict tt_hostile(struct tt *tt, struct tt_qp *v,
+						struct droce_hdr_fields *h, const void *payload,
+						uint32_t len, const union ibv_gid *src_gid,
+						bool keep_psn)
+{
+	struct droce_flow f = { .hop_limit = 64, .sport = 0xc123 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(tt->pool);
+	struct droce_pkt pkt;
+	int n;
+
+	CHECK(m != NULL);
+	f.src_mac = tt->mac[!v->side];
+	f.dst_mac = tt->mac[v->side];
+	memcpy(f.sgid, (src_gid != NULL ? src_gid : &tt->gid[!v->side])->raw, 16);
+	memcpy(f.dgid, tt->gid[v->side].raw, 16);
+	h->dqpn = v->qp->qp_num;
+	if (h->pkey == 0)
+		h->pkey = DROCE_DEFAULT_PKEY;
+	if (!keep_psn) {
+		struct transport_qp_info qi;
+
+		transport_qp_info(v->t, &qi);
+		h->psn = qi.epsn;
+	}
+	n = droce_build(rte_pktmbuf_mtod(m, void *), rte_pktmbuf_tailroom(m), &f, h, payload,
+			len);
+	CHECK(n > 0);
+	CHECK(rte_pktmbuf_append(m, (uint16_t)n) != NULL);
+	CHECK_EQ(droce_parse_mbuf(m, 0, &pkt), DROCE_PARSE_OK);
+	tt->cnt[v->side].rx_packets++;
+	return tt_rx(tt, v, m, &pkt);
 }
 
 /* One engine iteration: deliver what is on the wire, then let every QP transmit. */
