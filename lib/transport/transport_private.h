@@ -14,6 +14,8 @@
  * - the completer (transport_comp.c): ACKs, NAKs and responses -> send completions, retry decisions.
  * transport_qp.c creates the state, follows modify_qp and dispatches; transport_path.c builds frames (flow, mbuf
  * chains, copies between mbufs and memory); transport_timer.c converts the IBA timer codes.
+ * transport_msg.h has what the RC responder and UC (transport_uc.c) share of SEND and WRITE
+ * request packets: their checks, the copy into the receive WQE, the WRITE's placement.
  *
  * Everything runs on the QP's owner (transport.h): no locks, no allocation per packet.
  */
@@ -386,6 +388,11 @@ enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
 			     const struct rte_mbuf *m, uint32_t src, const void *buf, uint32_t len);
 /** Complete the held WQE with @p wc (@p se: solicited) and let it go. */
 void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
+/** Complete the held WQE of a SEND or WRITE with immediate (RC, UC) with @p st, @p op and
+ *  @p byte_len; on success also what its last packet @p pkt carries (immediate, invalidated
+ *  R_Key, solicited event). @p pkt may be NULL when @p st is an error. */
+void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_wc_opcode op,
+		       uint32_t byte_len, const struct droce_pkt *pkt);
 void recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
 /* transport_dcqcn.c: congestion control (transport_dcqcn.h) */

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "transport_private.h"
+#include "transport_msg.h"
 
 const struct verbs_recv_wqe *recv_get(struct transport_qp *t)
 {
@@ -50,6 +50,33 @@ void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
 		verbs_rq_complete(t->qp, wc, se);
 	s->rwqe = NULL;
 	s->recv_off = 0;
+}
+
+void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_wc_opcode op,
+		       uint32_t byte_len, const struct droce_pkt *pkt)
+{
+	struct ibv_wc wc;
+	bool se = false;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = st;
+	wc.opcode = op;
+	wc.byte_len = byte_len;
+	wc.src_qp = t->dqpn;
+	if (pkt != NULL && st == IBV_WC_SUCCESS) {
+		const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
+
+		if (imm != NULL) {
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = imm->imm;
+		}
+		if (pkt->mask & DROCE_M_INV) {	/* its window was invalidated (RC) */
+			wc.wc_flags |= IBV_WC_WITH_INV;
+			wc.invalidated_rkey = transport_ieth_rkey(pkt);
+		}
+		se = droce_bth_se(droce_pkt_bth(pkt));
+	}
+	recv_complete(t, &wc, se);
 }
 
 /* A bad receive SGE (IBA class A, as rxe's malformed WQE): the WQE completes in error and

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "transport_private.h"
+#include "transport_msg.h"
 
 /* What one request packet leads to. */
 enum resp_result {
@@ -71,64 +71,6 @@ static bool qp_allows(const struct transport_qp *t, uint32_t mask)
 	return true;
 }
 
-/* IBA 9.8.3 (C9-34..): a middle or last packet continues the message of the same kind that
- * the previous accepted packet left open; anything else must start a message. */
-static bool op_seq_ok(uint32_t prev, uint32_t mask)
-{
-	bool open = (prev & (DROCE_M_FIRST | DROCE_M_MIDDLE)) && !(prev & DROCE_M_LAST);
-
-	if (open && (prev & DROCE_M_SEND))
-		return (mask & DROCE_M_SEND) && !(mask & DROCE_M_FIRST);
-	if (open && (prev & DROCE_M_WRITE))
-		return (mask & DROCE_M_WRITE) && !(mask & DROCE_M_FIRST);
-	return (mask & DROCE_M_FIRST) != 0;
-}
-
-/* Length: first and middle packets carry exactly one path MTU, the last one 1..MTU
- * (0..MTU when it is the only one). */
-static bool payload_len_ok(const struct transport_qp *t, uint32_t mask, uint32_t len)
-{
-	if (!(mask & DROCE_M_LAST))
-		return len == t->mtu;
-	if (!(mask & DROCE_M_FIRST) && len == 0)
-		return false;
-	return len <= t->mtu;
-}
-
-static uint32_t ieth_rkey(const struct droce_pkt *pkt)
-{
-	const struct droce_ieth *ieth = droce_pkt_ext(pkt, DROCE_HDR_IETH);
-
-	return rte_be_to_cpu_32(ieth->rkey);
-}
-
-static void rc_recv_complete(struct transport_qp *t, enum ibv_wc_status st,
-			     enum ibv_wc_opcode op, uint32_t byte_len, const struct droce_pkt *pkt)
-{
-	struct ibv_wc wc;
-	bool se = false;
-
-	memset(&wc, 0, sizeof(wc));
-	wc.status = st;
-	wc.opcode = op;
-	wc.byte_len = byte_len;
-	wc.src_qp = t->dqpn;
-	if (pkt != NULL && st == IBV_WC_SUCCESS) {
-		const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
-
-		if (imm != NULL) {
-			wc.wc_flags |= IBV_WC_WITH_IMM;
-			wc.imm_data = imm->imm;
-		}
-		if (pkt->mask & DROCE_M_INV) {	/* its window was invalidated (do_send()) */
-			wc.wc_flags |= IBV_WC_WITH_INV;
-			wc.invalidated_rkey = ieth_rkey(pkt);
-		}
-		se = droce_bth_se(droce_pkt_bth(pkt));
-	}
-	recv_complete(t, &wc, se);
-}
-
 static enum transport_verdict resp_error(struct transport_env *env, struct transport_qp *t,
 					 enum resp_result rr, uint32_t psn);
 
@@ -136,28 +78,26 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 				const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
-	const struct verbs_recv_wqe *r;
 	uint32_t len = pkt->payload_len;
 
 	/* As rxe's check_resource: a SEND needs a receive WQE from its first packet on. */
-	r = recv_get(t);
-	if (r == NULL)
+	if (recv_get(t) == NULL)
 		return RR_RNR;
-	if (!payload_len_ok(t, pkt->mask, len))
+	if (!transport_msg_len_ok(t, pkt->mask, len))
 		return RR_INV_ACC;
-	if ((uint64_t)s->recv_off + len > r->length)
+	if (!transport_recv_fits(t, len))
 		return RR_LEN;
-	if (recv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len) != IBV_WC_SUCCESS)
+	if (transport_recv_append(t, m, pkt) != IBV_WC_SUCCESS)
 		return RR_OP_ERR;
-	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST) {
 		/* As rxe: the data is placed, then the window is invalidated; an R_Key that
 		 * names no type-2 window bound through this QP (an MR: droce has no
 		 * fast-registration MR) fails the receive (RR_INV_RKEY). */
-		if (unlikely(pkt->mask & DROCE_M_INV) && !verbs_remote_inv(t->qp, ieth_rkey(pkt)))
+		if (unlikely(pkt->mask & DROCE_M_INV) &&
+		    !verbs_remote_inv(t->qp, transport_ieth_rkey(pkt)))
 			return RR_INV_RKEY;
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-		rc_recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
+		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
 	}
 	return RR_OK;
 }
@@ -174,38 +114,25 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	if ((pkt->mask & DROCE_M_RWR) && recv_get(t) == NULL)
 		return RR_RNR;
 	if (pkt->mask & DROCE_M_FIRST) {
-		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
-		uint32_t dlen = rte_be_to_cpu_32(reth->len);
+		uint32_t dlen = transport_wr_begin(s, pkt);
 
 		if (dlen > (1u << 31))
 			return RR_INV_ACC;
-		s->wr_va = rte_be_to_cpu_64(reth->va);
-		s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
 		rr = rkey_check(t, s->wr_rkey, s->wr_va, dlen, IBV_ACCESS_REMOTE_WRITE, &addr);
 		if (rr != RR_OK)
 			return rr;
-		s->wr_resid = dlen;
-		s->wr_len = dlen;
 	}
-	if (!payload_len_ok(t, pkt->mask, len) || len > s->wr_resid ||
-	    ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
+	if (!transport_msg_len_ok(t, pkt->mask, len) || !transport_wr_len_ok(s, pkt->mask, len))
 		return RR_INV_ACC;
-	if (len != 0) {
-		/* Later packets: the MR may have been deregistered since the first one (as
-		 * rxe, an R_Key violation: NAK remote access error). */
-		if (!(pkt->mask & DROCE_M_FIRST))
-			addr = transport_rkey_mem(t, s->wr_rkey, s->wr_va, len,
-						  IBV_ACCESS_REMOTE_WRITE);
-		if (addr == NULL)
-			return RR_ACCESS;
-		transport_pkt_read(m, pkt->payload_off, addr, len);
-		s->wr_va += len;
-	}
-	s->wr_resid -= len;
+	/* Later packets: the MR may have been deregistered since the first one (as rxe, an
+	 * R_Key violation: NAK remote access error). */
+	if (!transport_wr_place(t, m, pkt, addr))
+		return RR_ACCESS;
 	if (pkt->mask & DROCE_M_LAST) {
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 		if (pkt->mask & DROCE_M_IMM)	/* byte_len: the RDMA length, as rxe reports */
-			rc_recv_complete(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
+			recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len,
+					  pkt);
 	}
 	return RR_OK;
 }
@@ -516,7 +443,7 @@ static enum transport_verdict resp_error(struct transport_env *env, struct trans
 		resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
 	s->err = true;
 	if (s->rwqe != NULL)
-		rc_recv_complete(t, st, IBV_WC_RECV, s->recv_off, NULL);
+		recv_complete_msg(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
 	transport_forget_wqes(t);
 	return v;
@@ -599,7 +526,7 @@ enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t
 	}
 	if (d < 0)
 		return resp_duplicate(env, t, pkt, psn);
-	if (!op_seq_ok(s->prev_mask, pkt->mask)) {
+	if (!transport_msg_seq_ok(s->prev_mask, pkt->mask)) {
 		/* An RC request in sequence whose opcode does not fit the message open (or that
 		 * continues none) is a class C error: NAK invalid request, the QP to error, as
 		 * rxe answers its missing FIRST / missing LAST. A lost or reordered

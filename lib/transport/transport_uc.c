@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "transport_private.h"
+#include "transport_msg.h"
 
 /* ---- requester ---- */
 
@@ -66,11 +66,6 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 
 /* ---- responder ---- */
 
-static bool msg_open(uint32_t mask)
-{
-	return (mask & (DROCE_M_FIRST | DROCE_M_MIDDLE)) && !(mask & DROCE_M_LAST);
-}
-
 /* Drop the message in progress, if any: its WQE (held) is rewound for the next one.
  * @return TRANSPORT_DROP_rx_uc_msg_dropped when there was one (counted), else accepted. */
 static enum transport_verdict uc_abort(struct transport_env *env, struct transport_qp *t)
@@ -78,49 +73,12 @@ static enum transport_verdict uc_abort(struct transport_env *env, struct transpo
 	struct transport_resp *s = &t->resp;
 	enum transport_verdict v = TRANSPORT_RX_ACCEPTED;
 
-	if (msg_open(s->prev_mask))
+	if (transport_msg_open(s->prev_mask))
 		v = TDROP(env, t, rx_uc_msg_dropped);
 	s->prev_mask = 0;
 	s->recv_off = 0;
 	s->wr_resid = 0;
 	return v;
-}
-
-/* The packet fits the open message (or starts one when none is open). */
-static bool uc_seq_ok(uint32_t prev, uint32_t mask)
-{
-	if (!msg_open(prev))
-		return (mask & DROCE_M_FIRST) != 0;
-	if (mask & DROCE_M_FIRST)
-		return false;
-	return (prev & DROCE_M_SEND) ? (mask & DROCE_M_SEND) != 0 : (mask & DROCE_M_WRITE) != 0;
-}
-
-static bool uc_len_ok(const struct transport_qp *t, uint32_t mask, uint32_t len)
-{
-	if (!(mask & DROCE_M_LAST))
-		return len == t->mtu;
-	if (!(mask & DROCE_M_FIRST) && len == 0)
-		return false;
-	return len <= t->mtu;
-}
-
-static void uc_complete(struct transport_qp *t, const struct droce_pkt *pkt,
-			enum ibv_wc_opcode op, uint32_t byte_len)
-{
-	const struct droce_immdt *imm = droce_pkt_ext(pkt, DROCE_HDR_IMMDT);
-	struct ibv_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	wc.status = IBV_WC_SUCCESS;
-	wc.opcode = op;
-	wc.byte_len = byte_len;
-	wc.src_qp = t->dqpn;
-	if (imm != NULL) {
-		wc.wc_flags = IBV_WC_WITH_IMM;
-		wc.imm_data = imm->imm;
-	}
-	recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
 }
 
 /*
@@ -131,35 +89,28 @@ static void uc_complete(struct transport_qp *t, const struct droce_pkt *pkt,
 static enum transport_verdict uc_send(struct transport_env *env, struct transport_qp *t,
 				      const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
-	struct transport_resp *s = &t->resp;
-	uint32_t len = pkt->payload_len;
 	enum ibv_wc_status st;
 
 	if (urecv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
-	if ((uint64_t)s->recv_off + len > s->rwqe->length)
+	if (!transport_recv_fits(t, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
-	st = recv_copy(t, s->recv_off, m, pkt->payload_off, NULL, len);
+	st = transport_recv_append(t, m, pkt);
 	if (st != IBV_WC_SUCCESS) {
 		recv_fatal(t, st);	/* our receive SGE, not the frame */
 		return TRANSPORT_RX_ACCEPTED;
 	}
-	s->recv_off += len;
 	if (pkt->mask & DROCE_M_LAST)
-		uc_complete(t, pkt, IBV_WC_RECV, s->recv_off);
+		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, t->resp.recv_off, pkt);
 	return TRANSPORT_RX_ACCEPTED;
 }
 
 static enum transport_verdict uc_write_first(struct transport_env *env, struct transport_qp *t,
 					     const struct droce_pkt *pkt)
 {
-	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
 	struct transport_resp *s = &t->resp;
-	uint32_t len = rte_be_to_cpu_32(reth->len);
+	uint32_t len = transport_wr_begin(s, pkt);
 
-	s->wr_va = rte_be_to_cpu_64(reth->va);
-	s->wr_rkey = rte_be_to_cpu_32(reth->rkey);
-	s->wr_resid = s->wr_len = len;
 	if (len == 0)
 		return TRANSPORT_RX_ACCEPTED;
 	if ((verbs_qp_attr(t->qp)->qp_access_flags & IBV_ACCESS_REMOTE_WRITE) &&
@@ -172,31 +123,23 @@ static enum transport_verdict uc_write(struct transport_env *env, struct transpo
 				       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
-	uint32_t len = pkt->payload_len;
 	enum transport_verdict v;
-	uint8_t *addr;
 
 	if (pkt->mask & DROCE_M_FIRST) {
 		v = uc_write_first(env, t, pkt);
 		if (v != TRANSPORT_RX_ACCEPTED)
 			return v;
 	}
-	if (len > s->wr_resid || ((pkt->mask & DROCE_M_LAST) && len != s->wr_resid))
+	if (!transport_wr_len_ok(s, pkt->mask, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	/* WRITE with immediate needs a receive WQE before its last packet lands. */
 	if ((pkt->mask & DROCE_M_RWR) && urecv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
-	if (len != 0) {
-		/* Each packet: the MR may have been deregistered since the first one. */
-		addr = transport_rkey_mem(t, s->wr_rkey, s->wr_va, len, IBV_ACCESS_REMOTE_WRITE);
-		if (addr == NULL)
-			return TDROP(env, t, access_err);
-		transport_pkt_read(m, pkt->payload_off, addr, len);
-		s->wr_va += len;
-	}
-	s->wr_resid -= len;
+	/* Each packet: the MR may have been deregistered since the first one. */
+	if (!transport_wr_place(t, m, pkt, NULL))
+		return TDROP(env, t, access_err);
 	if (pkt->mask & DROCE_M_RWR)
-		uc_complete(t, pkt, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len);
+		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
 	return TRANSPORT_RX_ACCEPTED;
 }
 
@@ -212,7 +155,7 @@ enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
 		s->comm_est_armed = false;
 		verbs_qp_event(t->qp, IBV_EVENT_COMM_EST);
 	}
-	if (psn != s->epsn || !uc_seq_ok(s->prev_mask, pkt->mask)) {
+	if (psn != s->epsn || !transport_msg_seq_ok(s->prev_mask, pkt->mask)) {
 		v = uc_abort(env, t);
 		if (!(pkt->mask & DROCE_M_FIRST)) {
 			/* The message it belonged to (if still open) first, then the packet. */
@@ -220,7 +163,7 @@ enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
 			return v != TRANSPORT_RX_ACCEPTED ? v : pv;
 		}
 	}
-	if (!(pkt->mask & DROCE_M_REQ) || !uc_len_ok(t, pkt->mask, pkt->payload_len))
+	if (!(pkt->mask & DROCE_M_REQ) || !transport_msg_len_ok(t, pkt->mask, pkt->payload_len))
 		v = TDROP(env, t, inv_req_err);
 	else
 		v = (pkt->mask & DROCE_M_SEND) ? uc_send(env, t, m, pkt) :
