@@ -151,7 +151,6 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	lc->link_next = engine_cfg.link_poll_ms != 0 ? 0 : UINT64_MAX;	/* 0: at once */
 	lc->env.tx = engine_env_tx;
 	lc->env.resolve = engine_env_resolve;
-	lc->env.counters = engine_env_counters;
 	lc->env.extbuf_ok = engine_env_extbuf_ok;
 	lc->env.dcqcn = engine_env_dcqcn;
 	lc->env.engine = lc;

@@ -288,10 +288,3 @@ bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)
 	return edev->tx_extbuf && !edev->fault.on && !edev->bneck.on;
 }
 
-struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev)
-{
-	struct engine_dev *edev = verbs_device_engine(dev);
-
-	RTE_SET_USED(env);
-	return &edev->cnt;
-}

@@ -297,7 +297,6 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m);
 unsigned int engine_dev_flush(struct engine_dev *edev);
 /** The transport_env callbacks. */
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
-struct droce_counters *engine_env_counters(struct transport_env *env, struct droce_device *dev);
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev);
 void engine_mr_wait(struct droce_device *dev);
 /** verbs_engine_ops.mr_quiesce: the instance serving @p dev passed a point between two

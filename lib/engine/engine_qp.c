@@ -58,7 +58,7 @@ static int qp_created(struct droce_qp *qp)
 	eq->deadline = UINT64_MAX;
 	eq->heap_idx = UINT32_MAX;
 	eq->active_idx = UINT32_MAX;
-	eq->t = transport_qp_create(qp);
+	eq->t = transport_qp_create(qp, &edev->cnt);	/* edev lives as long as the process */
 	if (eq->t == NULL) {
 		rc = rte_errno > 0 ? -rte_errno : -ENOMEM;
 		free(eq);

@@ -55,8 +55,6 @@ struct transport_env {
 	 */
 	int (*resolve)(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow);
-	/** Counters of @p dev on this lcore. */
-	struct droce_counters *(*counters)(struct transport_env *env, struct droce_device *dev);
 	/** May frames of @p dev carry registered memory as external buffers (zero-copy TX,
 	 *  verbs_mr_extbuf_attach())? NULL: no. */
 	bool (*extbuf_ok)(struct transport_env *env, struct droce_device *dev);
@@ -69,8 +67,10 @@ struct transport_env {
 /** Per-QP protocol state (opaque to the engine). */
 struct transport_qp;
 
-/** Create the transport state of @p qp (any type droce supports). NULL + rte_errno on error. */
-struct transport_qp *transport_qp_create(struct droce_qp *qp);
+/** Create the transport state of @p qp (any type droce supports), counting into @p dev_cnt,
+ *  its device's counter block, which must stay where it is while the QP lives. NULL +
+ *  rte_errno on error. */
+struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_counters *dev_cnt);
 /** Free it; the QP is detached and about to be destroyed. */
 void transport_qp_destroy(struct transport_qp *t);
 /**

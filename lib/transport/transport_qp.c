@@ -46,12 +46,12 @@ static void sync_err(struct transport_qp *t, enum ibv_qp_state st)
 		transport_forget_wqes(t);
 }
 
-struct transport_qp *transport_qp_create(struct droce_qp *qp)
+struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_counters *dev_cnt)
 {
 	struct transport_qp *t;
 	uint32_t n;
 
-	if (qp == NULL) {
+	if (qp == NULL || dev_cnt == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -76,6 +76,7 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp)
 	t->req.mask = n - 1;
 	t->qp = qp;
 	t->dev = qp->context->device;
+	t->dev_cnt = dev_cnt;
 	t->type = qp->qp_type;
 	t->qpn = qp->qp_num;
 	t->mtu = transport_port_mtu(qp);	/* UD keeps it; RC/UC: path_mtu at RTR */

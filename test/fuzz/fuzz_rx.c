@@ -392,7 +392,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ia.cap.max_recv_sge = 1;
 	qp = droce_create_qp(tt.pd[1], &ia);
 	CHECK(qp != NULL);
-	t = transport_qp_create(qp);
+	t = transport_qp_create(qp, &tt.cnt[1]);
 	CHECK(t != NULL);
 	tt.qps[0].t = t;	/* tt_step() drives it */
 	tt.qps[0].qp = qp;

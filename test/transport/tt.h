@@ -230,13 +230,6 @@ static int tt_resolve(struct transport_env *env, struct droce_device *dev, struc
 	return 0;
 }
 
-static struct droce_counters *tt_counters(struct transport_env *env, struct droce_device *dev)
-{
-	struct tt *tt = env->engine;
-
-	return &tt->cnt[tt_side(tt, dev)];
-}
-
 /* The MAC behind GID 0 (fe80:: + modified EUI-64 of the MAC). */
 static inline void tt_mac_from_gid(const union ibv_gid *g, struct rte_ether_addr *mac)
 {
@@ -286,7 +279,6 @@ static inline void tt_init(struct tt *tt, int argc, char **argv, uint64_t seed)
 	tt->env.hz = TT_HZ;
 	tt->env.tx = tt_tx;
 	tt->env.resolve = tt_resolve;
-	tt->env.counters = tt_counters;
 	tt->env.engine = tt;
 }
 
@@ -339,7 +331,7 @@ static inline struct tt_qp *tt_qp_new(struct tt *tt, int side, const struct tt_o
 	ia.cap.max_inline_data = o->max_inline;
 	q->qp = droce_create_qp(tt->pd[side], &ia);
 	CHECK(q->qp != NULL);
-	q->t = transport_qp_create(q->qp);
+	q->t = transport_qp_create(q->qp, &tt->cnt[side]);
 	CHECK(q->t != NULL);
 	return q;
 }
@@ -427,7 +419,7 @@ static inline struct tt_qp *tt_qp_raw(struct tt *tt, int side, enum ibv_qp_type 
 	ia.qp_context = v;
 	v->qp = droce_create_qp(tt->pd[side], &ia);
 	CHECK(v->qp != NULL);
-	v->t = transport_qp_create(v->qp);
+	v->t = transport_qp_create(v->qp, &tt->cnt[side]);
 	CHECK(v->t != NULL);
 	return v;
 }
