@@ -64,14 +64,17 @@ static unsigned int tx_one(struct engine_lcore *lc, struct engine_qp *eq)
 /*
  * Does @p eq stay active? Only when it has no TX work is it disarmed, and then re-checked: a
  * post that published its SQ head before the disarm is seen by the re-check, one after it
- * rings the doorbell again (the disarm's exchange pairs with verbs_qp_db_ring()'s). A QP in
- * ERR stays: droce_post_recv() rings no doorbell, and in ERR a receive WQE must be flushed.
+ * rings the doorbell again (the disarm's exchange pairs with verbs_qp_db_ring()'s). So is a
+ * CQ overrun, which marks the QP fatal before it rings: a mark made before a ring that found
+ * the QP armed is applied here, after the disarm. A QP in ERR stays: droce_post_recv() rings
+ * no doorbell, and in ERR a receive WQE must be flushed.
  */
 static bool keep_active(struct engine_qp *eq)
 {
 	if (transport_tx_pending(eq->t))
 		return true;
 	verbs_qp_db_disarm(eq->qp);
+	transport_apply_fatal(eq->t);
 	return transport_tx_pending(eq->t) || verbs_qp_cur_state(eq->qp) == IBV_QPS_ERR;
 }
 

@@ -74,8 +74,10 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_count
 /** Free it; the QP is detached and about to be destroyed. */
 void transport_qp_destroy(struct transport_qp *t);
 /**
- * The QP's attributes changed (droce_modify_qp() applied by the owner, or the QP moved to
- * ERR/SQE by verbs): re-read state, PSNs, path, timeouts; cancel timers in RESET/ERR.
+ * The QP's attributes changed (droce_modify_qp() applied by the owner): re-read state, PSNs,
+ * path, timeouts; cancel timers in RESET/ERR. The transport keeps its own copy of the state
+ * (read here, and after its own verbs calls that may move it), so every modify applied must
+ * be reported here.
  */
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask);
 
@@ -104,6 +106,16 @@ enum transport_verdict {
 #undef DROCE_COUNTER
 	TRANSPORT_VERDICT_NUM
 };
+
+/**
+ * If an overrun of one of the QP's CQs marked it fatal (verbs_qp_fatal_mark()), it enters ERR
+ * now (verbs_qp_apply_fatal(): its WQEs are flushed) and the transport drops its references.
+ * transport_rx(), transport_tx() and transport_timeout() do this first; the engine calls it
+ * when it stops watching a QP that has no TX work, so that an idle QP, whose doorbell the
+ * overrun rang, enters ERR too. The queries (transport_tx_pending(), transport_deadline())
+ * change nothing.
+ */
+void transport_apply_fatal(struct transport_qp *t);
 
 /**
  * One parsed RoCE v2 frame for this QP (the engine found it by BTH DestQP, checked the

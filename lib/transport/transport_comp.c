@@ -84,8 +84,8 @@ static void comp_local_head(struct transport_qp *t, struct comp_ctx *c)
 /* Write the successful completions gathered in @c. */
 static void comp_flush(struct transport_qp *t, struct comp_ctx *c)
 {
-	if (c->ndone != 0)
-		verbs_sq_complete(t->qp, c->ndone);
+	if (c->ndone != 0 && verbs_sq_complete(t->qp, c->ndone) < 0)
+		transport_state_sync(t);	/* the send CQ overran */
 	c->ndone = 0;
 }
 
@@ -95,7 +95,7 @@ static void comp_fail(struct transport_qp *t, struct comp_ctx *c, enum ibv_wc_st
 {
 	comp_flush(t, c);
 	verbs_sq_complete_err(t->qp, st, 0);
-	transport_forget_wqes(t);
+	transport_state_sync(t);
 }
 
 void comp_locals(struct transport_qp *t)

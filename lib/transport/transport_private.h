@@ -199,6 +199,14 @@ struct transport_qp {
 	/** The device's counter block (TCNT), given at creation: it stays where it is while the
 	 *  device has QPs. */
 	struct droce_counters *dev_cnt;
+	/** The QP's state as verbs has it, without asking verbs per packet: read at creation, by
+	 *  transport_qp_modified() (every modify the owner applies) and by transport_state_sync()
+	 *  after each of the transport's own verbs calls that may move it and when a CQ overrun
+	 *  marked the QP (transport_fatal_check()). Nothing else moves an owned QP
+	 *  (verbs_qp_cur_state()); an unowned one that another QP's overrun moved is marked too,
+	 *  and the mark is checked before the QP is acted on. */
+	enum ibv_qp_state state;
+	const uint32_t *fatal;		/**< verbs_qp_fatal_mark() */
 	enum ibv_qp_type type;
 	uint32_t qpn;
 	uint32_t dqpn;
@@ -240,9 +248,26 @@ static inline uint32_t div_up(uint32_t a, uint32_t b)
 })
 
 /* transport_qp.c */
-enum ibv_qp_state transport_state(const struct transport_qp *t);
-/** The QP went to ERR behind the transport's back or by its own doing: drop every WQE
- *  reference (verbs flushes them) and stop the timers. */
+/** The QP's state (struct transport_qp.state). */
+static inline enum ibv_qp_state transport_state(const struct transport_qp *t)
+{
+	return t->state;
+}
+/** Read the QP's state from verbs again after a verbs call of the transport's that may have
+ *  moved it (an error completion, verbs_qp_error(), a completion that returned -ENOSPC: its
+ *  CQ overran), applying a CQ overrun's mark first (verbs_qp_apply_fatal()). In ERR, drop the
+ *  WQE references (verbs flushed the WQEs). */
+void transport_state_sync(struct transport_qp *t);
+/** transport_apply_fatal() for the transport's own entry points: one load while the QP is not
+ *  marked (or already in ERR, which only a modify to RESET leaves). */
+static inline void transport_fatal_check(struct transport_qp *t)
+{
+	if (unlikely(__atomic_load_n(t->fatal, __ATOMIC_ACQUIRE) != 0) &&
+	    t->state != IBV_QPS_ERR)
+		transport_state_sync(t);
+}
+/** The QP went to ERR, or to SQE by a send error: drop every WQE reference (verbs flushes
+ *  them) and stop the timers. */
 void transport_forget_wqes(struct transport_qp *t);
 
 /* transport_path.c */

@@ -18,11 +18,6 @@
 
 RTE_LOG_REGISTER(transport_logtype, droce.transport, NOTICE);
 
-enum ibv_qp_state transport_state(const struct transport_qp *t)
-{
-	return verbs_qp_cur_state(t->qp);
-}
-
 void transport_forget_wqes(struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
@@ -38,12 +33,22 @@ void transport_forget_wqes(struct transport_qp *t)
 	t->resp.rwqe = NULL;
 }
 
-/* In ERR verbs completes (flushes) every WQE handed out: drop our references once. */
-static void sync_err(struct transport_qp *t, enum ibv_qp_state st)
+/*
+ * In ERR verbs completes (flushes) every WQE handed out: the transport holds no reference to
+ * one from the moment it learns of the move (here, or transport_qp_modified()) and takes none
+ * while the QP stays there.
+ */
+void transport_state_sync(struct transport_qp *t)
 {
-	if (st == IBV_QPS_ERR && (t->req.comp != t->req.head || t->resp.rwqe != NULL ||
-				  t->req.rto_deadline != NO_DEADLINE || t->req.rnr_wait))
+	verbs_qp_apply_fatal(t->qp);
+	t->state = verbs_qp_cur_state(t->qp);
+	if (t->state == IBV_QPS_ERR)
 		transport_forget_wqes(t);
+}
+
+void transport_apply_fatal(struct transport_qp *t)
+{
+	transport_fatal_check(t);
 }
 
 struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_counters *dev_cnt)
@@ -77,6 +82,8 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_count
 	t->qp = qp;
 	t->dev = qp->context->device;
 	t->dev_cnt = dev_cnt;
+	t->state = verbs_qp_cur_state(qp);
+	t->fatal = verbs_qp_fatal_mark(qp);
 	t->type = qp->qp_type;
 	t->qpn = qp->qp_num;
 	t->mtu = transport_port_mtu(qp);	/* UD keeps it; RC/UC: path_mtu at RTR */
@@ -136,7 +143,9 @@ unsigned int transport_flush(struct transport_env *env, struct transport_qp *t)
 
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask)
 {
-	enum ibv_qp_state st = transport_state(t);
+	enum ibv_qp_state st = verbs_qp_cur_state(t->qp);
+
+	t->state = st;
 
 	if (t->cc.p == NULL && env->dcqcn != NULL)
 		dcqcn_init(&t->cc, env->dcqcn(env, t->dev));	/* before the path: ECN */
@@ -164,14 +173,15 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 				    struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const struct droce_bth *bth = droce_pkt_bth(pkt);
-	enum ibv_qp_state st = verbs_qp_owner_state(t->qp);	/* a fatal QP enters ERR */
 	enum transport_verdict v;
+	enum ibv_qp_state st;
 
+	transport_fatal_check(t);	/* a fatal QP enters ERR before it takes the frame */
+	st = transport_state(t);
 	/* Per QP only: the device counted the frame when its port received it (engine). */
 	t->cnt.rx_packets++;
 	t->cnt.rx_bytes += rte_pktmbuf_pkt_len(m);
 	t->cnt.rx_roce++;
-	sync_err(t, st);
 	if (unlikely((pkt->tclass & DROCE_ECN_MASK) == DROCE_ECN_CE))
 		transport_cc_rx_ce(env, t, pkt);
 	if (t->type != IBV_QPT_RC) {
@@ -203,14 +213,15 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 
 unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
 {
-	enum ibv_qp_state st = transport_state(t);
+	enum ibv_qp_state st;
 	unsigned int n;
 
+	transport_fatal_check(t);
+	st = transport_state(t);
 	if (st == IBV_QPS_RESET)
 		return 0;
 	if (st == IBV_QPS_ERR) {
 		/* WRs posted in ERR complete with flush status when looked at (verbs). */
-		sync_err(t, st);
 		if (verbs_wq_pending(t->qp, true))
 			verbs_sq_next(t->qp);
 		if (verbs_wq_pending(t->qp, false))
@@ -225,7 +236,7 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 
 bool transport_tx_pending(const struct transport_qp *t)
 {
-	enum ibv_qp_state st = verbs_qp_owner_state(t->qp);	/* a fatal QP enters ERR */
+	enum ibv_qp_state st = transport_state(t);
 
 	if (st == IBV_QPS_RESET)
 		return false;
@@ -247,9 +258,10 @@ uint64_t transport_deadline(const struct transport_qp *t)
 
 void transport_timeout(struct transport_env *env, struct transport_qp *t)
 {
-	enum ibv_qp_state st = transport_state(t);
+	enum ibv_qp_state st;
 
-	sync_err(t, st);
+	transport_fatal_check(t);
+	st = transport_state(t);
 	if (t->cc.wait && (int64_t)(env->now - t->cc.tx_next) >= 0)
 		t->cc.wait = false;	/* the requester looks at its pacer again */
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)

@@ -43,13 +43,17 @@ enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
 void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
 {
 	struct transport_resp *s = &t->resp;
+	int rc;
 
 	if (s->rwqe_srq)
-		verbs_srq_complete(t->qp, s->srq_buf.wqe.wr_id, wc, se);
+		rc = verbs_srq_complete(t->qp, s->srq_buf.wqe.wr_id, wc, se);
 	else
-		verbs_rq_complete(t->qp, wc, se);
+		rc = verbs_rq_complete(t->qp, wc, se);
 	s->rwqe = NULL;
 	s->recv_off = 0;
+	/* An error completion moves an RC QP to ERR; -ENOSPC: the receive CQ overran. */
+	if (unlikely(rc < 0 || wc->status != IBV_WC_SUCCESS))
+		transport_state_sync(t);
 }
 
 void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_wc_opcode op,
@@ -90,5 +94,5 @@ void recv_fatal(struct transport_qp *t, enum ibv_wc_status st)
 	wc.opcode = IBV_WC_RECV;
 	recv_complete(t, &wc, false);
 	verbs_qp_error(t->qp, IBV_EVENT_QP_FATAL);
-	transport_forget_wqes(t);
+	transport_state_sync(t);
 }

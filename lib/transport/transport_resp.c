@@ -445,7 +445,7 @@ static enum transport_verdict resp_error(struct transport_env *env, struct trans
 	if (s->rwqe != NULL)
 		recv_complete_msg(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
-	transport_forget_wqes(t);
+	transport_state_sync(t);
 	return v;
 }
 

@@ -59,7 +59,8 @@ static void ureq_done(struct transport_qp *t)
 	r->cur++;
 	r->comp = r->cur;
 	r->off = 0;
-	verbs_sq_complete(t->qp, 1);
+	if (verbs_sq_complete(t->qp, 1) < 0)
+		transport_state_sync(t);	/* the send CQ overran */
 }
 
 unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
@@ -80,6 +81,7 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			break;
 		if (e->err) {
 			verbs_sq_complete_err(t->qp, e->err, 0);
+			transport_state_sync(t);	/* SQE */
 			transport_forget_wqes(t);
 			break;
 		}

@@ -281,8 +281,9 @@ static bool fail_pass(struct droce_device *dev)
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
 		verbs_qp_event(q, IBV_EVENT_QP_FATAL);
-		/* An owned QP goes to ERR in its owner's next data-path call: its doorbell makes
-		 * the owner look at it now, even when nothing is posted or arrives for it. */
+		/* An owned QP goes to ERR when its owner applies the mark (verbs_qp_apply_fatal()):
+		 * its doorbell makes the owner look at it now, even when nothing is posted or
+		 * arrives for it. */
 		if (__atomic_load_n(&to_vqp(q)->owner, __ATOMIC_ACQUIRE) == NULL)
 			verbs_qp_enter_err(to_vqp(q));
 		else

@@ -44,8 +44,9 @@
  *   verbs_rq_next() call;
  * - a CQ that is full when a completion arrives goes to error (IBV_EVENT_CQ_ERR), and every QP
  *   using it goes to ERR with IBV_EVENT_QP_FATAL (IBA 11.6.3: CQ overrun is a catastrophic local
- *   work queue error for the QPs that feed it). Completions for an errored CQ are counted and
- *   dropped; polling it returns -EIO.
+ *   work queue error for the QPs that feed it): an unowned QP at once, an owned one when its
+ *   owner applies the mark (verbs_qp_apply_fatal()). Completions for an errored CQ are counted
+ *   and dropped; polling it returns -EIO.
  */
 #ifndef VERBS_ENGINE_H
 #define VERBS_ENGINE_H
@@ -183,14 +184,29 @@ const struct ibv_qp_attr *verbs_qp_attr(const struct droce_qp *qp);
 const struct verbs_av *verbs_qp_av(const struct droce_qp *qp);
 /** The granted queue capacities. */
 const struct ibv_qp_cap *verbs_qp_cap(const struct droce_qp *qp);
-/** The QP's current state (load-acquire; may change under the owner only by the owner's own
- *  verbs_* calls or a CQ overrun). */
+/**
+ * The QP's current state (a load-acquire; no side effect). Under its owner an owned QP's state
+ * changes only by the owner's own calls: a droce_modify_qp() it applies (then the owner's
+ * modified callback runs), verbs_sq_complete_err(), an RC verbs_rq_complete() or
+ * verbs_srq_complete() with an error status, verbs_qp_error(), verbs_qp_apply_fatal(). An
+ * unowned QP also enters ERR when a CQ it uses overruns (whichever thread completes into the
+ * CQ), and is marked fatal then too (verbs_qp_fatal_mark()).
+ */
 enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *qp);
-/** The QP's state as its owner acts on it (caller: the owner, for a frame that arrived or
- *  before it transmits). A QP that an overrun of one of its CQs marked fatal (IBV_EVENT_QP_FATAL
- *  raised, its doorbell rung) enters ERR first, as at the owner's next verbs_sq_next(): an
- *  idle QP would otherwise go on serving remote READs and WRITEs. */
-enum ibv_qp_state verbs_qp_owner_state(struct droce_qp *qp);
+/**
+ * The mark an overrun of one of the QP's CQs sets (non-zero: IBV_EVENT_QP_FATAL raised, the QP's
+ * doorbell rung) and a move to RESET clears; stable for the QP's life. Read it with a
+ * load-acquire; once it is set the owner calls verbs_qp_apply_fatal().
+ */
+const uint32_t *verbs_qp_fatal_mark(const struct droce_qp *qp);
+/**
+ * Caller: the owner (of an unowned QP, its driver). When a CQ overrun marked @p qp fatal, move it
+ * to ERR now, flushing its WQEs (nothing when it is in RESET or ERR). Nothing else moves an owned
+ * QP there for an overrun: the owner calls this before it acts on the QP (a frame for it, a TX
+ * pass, a timer) and after one of its completion calls returned -ENOSPC, so that a QP, idle or
+ * not, does not go on serving remote READs and WRITEs.
+ */
+void verbs_qp_apply_fatal(struct droce_qp *qp);
 /** True when the send queue (@p sq) or the receive queue holds WQEs posted but not yet handed
  *  out by verbs_sq_next()/verbs_rq_next() (a peek: nothing is consumed). */
 bool verbs_wq_pending(const struct droce_qp *qp, bool sq);

@@ -175,21 +175,12 @@ void verbs_qp_check_cqs(struct verbs_qp *qp)
 	verbs_cq_fail(to_vcq(qp->pub.recv_cq));
 }
 
-/* An overrun of one of our CQs marked the QP fatal: its owner moves it to ERR now. */
-static void check_fatal(struct verbs_qp *qp)
-{
-	if (__atomic_load_n(&qp->fatal, __ATOMIC_ACQUIRE))
-		verbs_qp_enter_err(qp);
-}
-
 const struct verbs_send_wqe *verbs_sq_next(struct droce_qp *q)
 {
 	struct verbs_qp *qp = to_vqp(q);
 	struct verbs_wq *sq = &qp->sq;
-	uint32_t st;
+	uint32_t st = verbs_qp_state(qp);
 
-	check_fatal(qp);
-	st = verbs_qp_state(qp);
 	if (st == IBV_QPS_ERR || st == IBV_QPS_SQE) {
 		/* WRs posted in these states complete with flush status (IBA 10.8.3.x). */
 		if (verbs_ring_ready(&sq->r, sq->done) != 0) {
@@ -282,7 +273,6 @@ const struct verbs_recv_wqe *verbs_rq_next(struct droce_qp *q)
 
 	if (q->srq != NULL)
 		return NULL;
-	check_fatal(qp);
 	st = verbs_qp_state(qp);
 	if (st == IBV_QPS_ERR) {
 		if (verbs_ring_ready(&rq->r, rq->done) != 0) {
@@ -376,12 +366,17 @@ enum ibv_qp_state verbs_qp_cur_state(const struct droce_qp *q)
 	return (enum ibv_qp_state)verbs_qp_state(container_of(q, const struct verbs_qp, pub));
 }
 
-enum ibv_qp_state verbs_qp_owner_state(struct droce_qp *q)
+const uint32_t *verbs_qp_fatal_mark(const struct droce_qp *q)
+{
+	return &container_of(q, const struct verbs_qp, pub)->fatal;
+}
+
+void verbs_qp_apply_fatal(struct droce_qp *q)
 {
 	struct verbs_qp *qp = to_vqp(q);
 
-	check_fatal(qp);
-	return (enum ibv_qp_state)verbs_qp_state(qp);
+	if (__atomic_load_n(&qp->fatal, __ATOMIC_ACQUIRE))
+		verbs_qp_enter_err(qp);
 }
 
 bool verbs_wq_pending(const struct droce_qp *q, bool sq)

@@ -213,7 +213,7 @@ struct verbs_qp {
 	struct verbs_wq sq;
 	struct verbs_wq rq;
 	uint32_t state;			/**< enum ibv_qp_state; store-release by control */
-	uint32_t fatal;			/**< CQ overrun seen: go to ERR at the next chance */
+	uint32_t fatal;			/**< CQ overrun seen: to ERR (verbs_qp_apply_fatal()) */
 	uint32_t sqd_notify;		/**< raise SQ_DRAINED when the SQ is drained */
 	int sq_sig_all;
 	uint32_t index;
