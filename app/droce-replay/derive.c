@@ -66,6 +66,14 @@ static bool addr_ok(const struct replay_scenario *sc, const uint8_t gid[16])
 	return sc->ipv6 ? replay_ipv6_ok(gid) : memcmp(gid, v4any, 16) != 0;
 }
 
+/* What the scenario parser refuses as a device's or its peer's MAC address. */
+static bool mac_zero(const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	return memcmp(mac, zero, 6) == 0;
+}
+
 static int endpoints(const struct replay_capture *c, struct replay_scenario *sc,
 		     const char *responder, char *err, size_t len)
 {
@@ -88,6 +96,9 @@ static int endpoints(const struct replay_capture *c, struct replay_scenario *sc,
 	if (!addr_ok(sc, sc->gid) || !addr_ok(sc, sc->peer_gid))
 		return errf(err, len, "the first request's addresses cannot be a device's "
 			    "(unspecified, multicast or IPv4-mapped IPv6)");
+	if (mac_zero(sc->mac) || mac_zero(sc->peer_mac))
+		return errf(err, len, "the first request's MAC addresses cannot be a device's "
+			    "(all zero)");
 	return 0;
 }
 

@@ -210,7 +210,7 @@ def paced_vs_fast():
 
 
 def errors():
-    """Bad pcap (garbage, missing, truncated, a frame over 9216 bytes), bad scenario, a
+    """Bad pcap (garbage, missing, truncated, zero MACs, a frame over 9216 bytes), bad scenario, a
     scenario whose address no request goes to, unknown QP, bad usage: exit 2 and a message
     naming the cause."""
     def err(args, text):
@@ -225,6 +225,19 @@ def errors():
     with open(cap('write_bw'), 'rb') as f, open(trunc, 'wb') as g:
         g.write(f.read(100))
     err([trunc], 'truncated')
+    # Every frame's MAC addresses zeroed: no device can have them (the scenario parser
+    # refuses mac = 0), so the derived set-up is refused too rather than printed unloadable.
+    nomac = os.path.join(WORK, 'zero_mac.pcap')
+    with open(cap('write_bw'), 'rb') as f:
+        data = bytearray(f.read())
+    off = 24
+    while off + 16 <= len(data):
+        caplen = struct.unpack('<I', data[off + 8:off + 12])[0]
+        data[off + 16:off + 16 + min(12, caplen)] = bytes(min(12, caplen))
+        off += 16 + caplen
+    with open(nomac, 'wb') as g:
+        g.write(data)
+    err([nomac], "the first request's MAC addresses cannot be a device's (all zero)")
     jumbo = os.path.join(WORK, 'jumbo.pcap')
     with open(cap('write_bw'), 'rb') as f:
         data = f.read()

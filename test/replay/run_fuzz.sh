@@ -57,6 +57,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	cat "$work/build.log"; exit 1
 }
 "$exe" -runs="$runs" -max_len=$maxlen -seed=4791 -print_final_stats=1 "${dict[@]}" \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-artifact_prefix="$work/artifacts/" "$work/corpus" 2>&1 | tail -15
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] && echo "fuzz_$target: $runs inputs, no crash" || echo "fuzz_$target: FAILED (rc $rc)"
