@@ -166,48 +166,48 @@ static inline void copy_bytes(void *d, const void *s, uint32_t n)
 	}
 }
 
-void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len)
+/* Copy @p len bytes between @p buf and the chain @p m at frame offset @p off: into the chain
+ * when @p to_chain, out of it otherwise (then nothing in the chain is written). */
+static void chain_copy(struct rte_mbuf *m, uint32_t off, uint8_t *buf, uint32_t len,
+		       bool to_chain)
 {
-	const uint8_t *s = src;
 	uint32_t n;
 
-	if (likely(m != NULL && (uint64_t)off + len <= m->data_len)) {	/* one segment */
-		copy_bytes(rte_pktmbuf_mtod_offset(m, uint8_t *, off), s, len);
-		return;
-	}
 	for (; m != NULL && len != 0; m = m->next) {
+		uint8_t *p;
+
 		if (off >= m->data_len) {
 			off -= m->data_len;
 			continue;
 		}
 		n = RTE_MIN(len, m->data_len - off);
-		memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, off), s, n);
-		s += n;
+		p = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
+		if (to_chain)
+			memcpy(p, buf, n);
+		else
+			memcpy(buf, p, n);
+		buf += n;
 		len -= n;
 		off = 0;
 	}
 }
 
-void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
+void transport_pkt_write(struct rte_mbuf *m, uint32_t off, const void *src, uint32_t len)
 {
-	uint8_t *d = dst;
-	uint32_t n;
-
 	if (likely(m != NULL && (uint64_t)off + len <= m->data_len)) {	/* one segment */
-		copy_bytes(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+		copy_bytes(rte_pktmbuf_mtod_offset(m, uint8_t *, off), src, len);
 		return;
 	}
-	for (; m != NULL && len != 0; m = m->next) {
-		if (off >= m->data_len) {
-			off -= m->data_len;
-			continue;
-		}
-		n = RTE_MIN(len, m->data_len - off);
-		memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
-		d += n;
-		len -= n;
-		off = 0;
+	chain_copy(m, off, (uint8_t *)(uintptr_t)src, len, true);
+}
+
+void transport_pkt_read(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
+{
+	if (likely(m != NULL && (uint64_t)off + len <= m->data_len)) {	/* one segment */
+		copy_bytes(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+		return;
 	}
+	chain_copy((struct rte_mbuf *)(uintptr_t)m, off, dst, len, false);
 }
 
 enum ibv_wc_status transport_sge_scatter(const struct transport_qp *t, const struct ibv_sge *sge,

@@ -174,12 +174,29 @@ static uint32_t res_alloc(struct transport_qp *t)
 	return i;
 }
 
+/* A responder resource for the request at @p psn, with the next MSN: the whole of a one-packet
+ * request's (ATOMIC, ATOMIC_WRITE, FLUSH); a READ sets its last PSN and range after. */
+static struct resp_res *res_take(struct transport_qp *t, uint8_t kind, uint32_t psn)
+{
+	struct transport_resp *s = &t->resp;
+	struct resp_res *r = &s->res[res_alloc(t)];
+
+	r->kind = kind;
+	r->first_psn = psn;
+	r->last_psn = psn;
+	r->start_psn = psn;
+	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
+	r->msn = s->msn;
+	return r;
+}
+
 static enum resp_result do_read(struct transport_env *env, struct transport_qp *t, const struct droce_pkt *pkt,
 				uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
 	const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_HDR_RETH);
-	uint32_t dlen = rte_be_to_cpu_32(reth->len), i;
+	uint32_t dlen = rte_be_to_cpu_32(reth->len);
+	struct resp_res *r;
 	enum resp_result rr;
 	uint8_t *addr;
 
@@ -192,36 +209,15 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 		return rr;
 	if (res_busy(env, t))
 		return RR_RD_EXCESS;
-	i = res_alloc(t);
-	s->res[i].kind = RK_READ;
-	s->res[i].first_psn = psn;
-	s->res[i].last_psn = droce_psn_add(psn, RTE_MAX(div_up(dlen, t->mtu), 1u) - 1);
-	s->res[i].start_psn = psn;
-	s->res[i].va = rte_be_to_cpu_64(reth->va);
-	s->res[i].rkey = rte_be_to_cpu_32(reth->rkey);
-	s->res[i].len = dlen;
-	s->res[i].va_org = s->res[i].va;
-	s->res[i].len_org = dlen;
-	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-	s->res[i].msn = s->msn;
-	resp_out_res(env, t, i);
+	r = res_take(t, RK_READ, psn);
+	r->last_psn = droce_psn_add(psn, RTE_MAX(div_up(dlen, t->mtu), 1u) - 1);
+	r->va = rte_be_to_cpu_64(reth->va);
+	r->rkey = rte_be_to_cpu_32(reth->rkey);
+	r->len = dlen;
+	r->va_org = r->va;
+	r->len_org = dlen;
+	resp_out_res(env, t, (uint32_t)(r - s->res));
 	return RR_OK;
-}
-
-/* The responder resource of a one-packet request at @p psn (ATOMIC, ATOMIC_WRITE, FLUSH), with the
- * next MSN. */
-static struct resp_res *res_take_one(struct transport_qp *t, uint8_t kind, uint32_t psn)
-{
-	struct transport_resp *s = &t->resp;
-	struct resp_res *r = &s->res[res_alloc(t)];
-
-	r->kind = kind;
-	r->first_psn = psn;
-	r->last_psn = psn;
-	r->start_psn = psn;
-	s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-	r->msn = s->msn;
-	return r;
 }
 
 static enum resp_result do_atomic(struct transport_env *env, struct transport_qp *t, const struct droce_pkt *pkt,
@@ -251,7 +247,7 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 		orig = __atomic_fetch_add((uint64_t *)addr, rte_be_to_cpu_64(a->swap_add),
 					  __ATOMIC_SEQ_CST);
 	}
-	r = res_take_one(t, RK_ATOMIC, psn);
+	r = res_take(t, RK_ATOMIC, psn);
 	r->orig = orig;
 	resp_out_res(env, t, (uint32_t)(r - s->res));
 	return RR_OK;
@@ -284,7 +280,7 @@ static enum resp_result do_atomic_write(struct transport_env *env, struct transp
 		return RR_RD_EXCESS;
 	transport_pkt_read(m, pkt->payload_off, (uint8_t *)&v, sizeof(v));
 	__atomic_store_n((uint64_t *)addr, v, __ATOMIC_RELEASE);
-	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_ATOMIC_WRITE, psn) - s->res));
+	resp_out_res(env, t, (uint32_t)(res_take(t, RK_ATOMIC_WRITE, psn) - s->res));
 	return RR_OK;
 }
 
@@ -333,7 +329,7 @@ static enum resp_result do_flush(struct transport_env *env, struct transport_qp 
 	if (res_busy(env, t))
 		return RR_RD_EXCESS;
 	rte_wmb();
-	resp_out_res(env, t, (uint32_t)(res_take_one(t, RK_FLUSH, psn) - s->res));
+	resp_out_res(env, t, (uint32_t)(res_take(t, RK_FLUSH, psn) - s->res));
 	return RR_OK;
 }
 
