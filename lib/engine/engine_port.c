@@ -22,7 +22,7 @@
 #include <rte_ethdev.h>
 
 #include "engine_private.h"
-#include "verbs_thread.h"
+#include "env.h"
 
 /* Largest Ethernet frame for @p mtu: header, one VLAN tag, CRC. */
 static uint32_t frame_len(uint16_t mtu)
@@ -171,9 +171,9 @@ int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 	if (rc == 0)
 		rc = rte_eth_dev_info_get(edev->port, &info);
 	if (rc == 0) {
-		verbs_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
+		env_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
 		rc = rte_eth_dev_start(edev->port);
-		verbs_signals_restore(&sigs);
+		env_signals_restore(&sigs);
 	}
 	if (rc != 0) {
 		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, edev->port,

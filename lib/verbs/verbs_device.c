@@ -23,8 +23,8 @@
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
+#include "env.h"
 #include "verbs_private.h"
-#include "verbs_thread.h"
 
 RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
 
@@ -237,9 +237,9 @@ static int add_device(const struct droce_device_cfg *cfg)
 	pthread_mutex_init(&dev->mcast_lock, NULL);
 	TAILQ_INIT(&dev->contexts);
 	verbs_device_gids(dev);
-	verbs_signals_block(&sigs);	/* threads a PMD starts at probe are droce's */
+	env_signals_block(&sigs);	/* threads a PMD starts at probe are droce's */
 	rc = attach_port(dev);
-	verbs_signals_restore(&sigs);
+	env_signals_restore(&sigs);
 	if (rc < 0) {
 		free(dev);
 		return rc;
@@ -264,9 +264,9 @@ static int eal_start(const char *args)
 		argv[argc++] = tok;
 	argv[argc] = NULL;
 	/* EAL's threads (interrupts, telemetry, the lcores the engine runs on) are droce's. */
-	verbs_signals_block(&sigs);
+	env_signals_block(&sigs);
 	rc = rte_eal_init(argc, argv);
-	verbs_signals_restore(&sigs);
+	env_signals_restore(&sigs);
 	if (rc < 0) {
 		if (rte_errno == EALREADY)
 			return 0;

@@ -7,26 +7,8 @@
 #include <errno.h>
 #include <semaphore.h>
 
+#include "env.h"
 #include "verbs_thread.h"
-
-/* Raised by the thread that faults; blocking them would not stop the kernel delivering them. */
-static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
-
-void verbs_signals_block(sigset_t *old)
-{
-	sigset_t all;
-	unsigned int i;
-
-	sigfillset(&all);
-	for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
-		sigdelset(&all, fault_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &all, old);
-}
-
-void verbs_signals_restore(const sigset_t *old)
-{
-	pthread_sigmask(SIG_SETMASK, old, NULL);
-}
 
 struct thread_start {
 	void *(*fn)(void *);
@@ -52,9 +34,9 @@ int verbs_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 	if (sem_init(&s.started, 0, 0) != 0)
 		return errno;
-	verbs_signals_block(&old);
+	env_signals_block(&old);
 	rc = pthread_create(thread, NULL, thread_start, &s);
-	verbs_signals_restore(&old);
+	env_signals_restore(&old);
 	/* Returns once the thread runs droce's code: glibc starts a thread with every signal
 	 * blocked and gives it the inherited mask just before its start routine, so until then
 	 * it would even block the fault signals. */

@@ -13,7 +13,8 @@
  * CM's service thread), a signal without a handler would end the process, and one with a
  * handler would run it where the application does not expect it. So every thread droce starts
  * blocks every asynchronous signal from its first instruction: it is created, directly or by
- * DPDK, between verbs_signals_block() and verbs_signals_restore(), and inherits the mask.
+ * DPDK, between env_signals_block() and env_signals_restore() (lib/env/env.h), and inherits the
+ * mask.
  * Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS) stay deliverable: they belong to
  * the thread that raises them.
  */
@@ -26,12 +27,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Block every asynchronous signal in the calling thread; its mask before goes to @p old. */
-void verbs_signals_block(sigset_t *old);
-
-/** Give the calling thread back the mask verbs_signals_block() saved in @p old. */
-void verbs_signals_restore(const sigset_t *old);
 
 /**
  * pthread_create() for a thread of droce's: it starts with every asynchronous signal blocked,
