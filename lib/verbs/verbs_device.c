@@ -2,13 +2,10 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Devices: configuration loading, EAL ownership, DPDK ports, the device list and the device
- * queries. A device is created once and lives as long as the process.
- *
- * EAL: before its first use droce checks whether EAL is up (rte_lcore_count() is 0 until
- * rte_eal_init() has run). If it is, the application owns EAL and droce only uses it; if not,
- * droce calls rte_eal_init() with the [eal] args of its configuration. rte_eal_init() failing
- * with EALREADY (another thread initialised it meanwhile) also means the application owns it.
+ * Devices: configuration loading, DPDK ports, the device list and the device queries. A device
+ * is created once and lives as long as the process. EAL is started by the env layer
+ * (env_eal_start(), with the [eal] args of the configuration, unless the application started
+ * it) when droce first needs it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,11 +13,9 @@
 
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
-#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
-#include <rte_lcore.h>
 #include <rte_ring.h>
 
 #include "env.h"
@@ -33,7 +28,6 @@ RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
 static struct {
 	pthread_mutex_t lock;
 	int rc;			/**< 1: not yet initialised, 0: ready, < 0: failed */
-	bool own_eal;
 	unsigned int n_dev;
 	struct droce_device *dev[DROCE_MAX_DEVICES];
 	unsigned int n_engine;
@@ -250,35 +244,11 @@ static int add_device(const struct droce_device_cfg *cfg)
 
 static int eal_start(const char *args)
 {
-	char buf[sizeof(((struct verbs_config *)0)->eal_args)];
-	char *argv[64], *save = NULL, *tok;
-	sigset_t sigs;
-	int argc = 0, rc;
+	int rc = env_eal_start(args);
 
-	if (rte_lcore_count() > 0)
-		return 0;	/* the application's EAL */
-	snprintf(buf, sizeof(buf), "%s", args);
-	argv[argc++] = (char *)(uintptr_t)"droce";
-	for (tok = strtok_r(buf, " \t", &save); tok != NULL && argc < 63;
-	     tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	/* EAL's threads (interrupts, telemetry, the lcores the engine runs on) are droce's. */
-	env_signals_block(&sigs);
-	rc = rte_eal_init(argc, argv);
-	env_signals_restore(&sigs);
-	if (rc < 0) {
-		if (rte_errno == EALREADY)
-			return 0;
+	if (rc < 0)
 		VERBS_LOG(ERR, "rte_eal_init(%s) failed: %s", args, rte_strerror(rte_errno));
-		return -EIO;
-	}
-	g.own_eal = true;
-	/* DPDK logs to stdout by default; a library's diagnostics (the drop log among them)
-	 * belong on stderr, so that the application's stdout stays its own. An application that
-	 * starts EAL itself chooses with rte_openlog_stream(). */
-	rte_openlog_stream(stderr);
-	return 0;
+	return rc;
 }
 
 static int init_locked(void)
@@ -327,7 +297,7 @@ bool droce_owns_eal(void)
 	bool own;
 
 	pthread_mutex_lock(&g.lock);
-	own = g.own_eal;
+	own = env_eal_owned();
 	pthread_mutex_unlock(&g.lock);
 	return own;
 }
