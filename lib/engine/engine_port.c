@@ -2,13 +2,15 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Ports: the engine configures and starts a device's DPDK port when the device is first
- * opened (verbs only creates or probes it) and owns its one RX and one TX queue. Transmission
- * is buffered per device and flushed once per iteration; frames the port does not take stay
- * buffered for the next iteration, and only a full buffer drops (counted as tx_dropped).
+ * Ports: the engine has a device's DPDK port configured and started (env_port_configure(),
+ * env_port_start()) when the device is first opened, with the engine's mbuf pool, and stopped
+ * when it is last closed; the port itself was created or probed when verbs made the device
+ * (env_port_pair(), env_port_probe()). The engine polls the port's one RX and one TX queue.
+ * Transmission is buffered per device and flushed once per iteration; frames the port does not
+ * take stay buffered for the next iteration, and only a full buffer drops (tx_dropped).
  *
  * Link: the engine samples the port's link when it starts the port and polls it every
- * [engine] link_poll_ms while it serves it (rte_eth_link_get_nowait(), from the iteration: no
+ * [engine] link_poll_ms while it serves it (env_port_link_up(), from the iteration: no
  * interrupt thread, the same in both modes); verbs turns a change into the port's state and
  * PORT_ERR / PORT_ACTIVE. While the link is down the port is treated as unplugged, as rxe's
  * netdev without carrier: frames are not sent (tx_link_down) and frames the port still
@@ -24,76 +26,35 @@
 #include "engine_private.h"
 #include "env.h"
 
-/* Largest Ethernet frame for @p mtu: header, one VLAN tag, CRC. */
-static uint32_t frame_len(uint16_t mtu)
+/* Zero-copy TX only where a frame is read by this process and freed after (net_ring): a
+ * PMD that hands the buffer to a device or another process (virtio_user, NICs) could not
+ * reach application memory. Not with fault injection either: a delayed or reordered frame
+ * could be read after its WR completed and the application reused the memory (it would fail
+ * its ICRC instead of counting as the duplicate it is). Nor behind the test bottleneck. */
+static bool port_takes_extbuf(const char *driver)
 {
-	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+	return engine_cfg.tx_zero_copy && strcmp(driver, "net_ring") == 0;
 }
 
-static int configure(struct engine_dev *edev, struct rte_mempool *pool)
+static int configure(struct engine_dev *edev, struct rte_mempool *pool, bool *extbuf)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	uint16_t rxd = engine_cfg.rxd, txd = engine_cfg.txd;
-	uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
-	uint32_t pmd_mtu;
-	int rc;
+	const struct env_port_conf conf = {
+		.mtu = cfg->mtu, .rxd = engine_cfg.rxd, .txd = engine_cfg.txd, .pool = pool,
+	};
+	struct env_port_info info = { .mtu = cfg->mtu, .driver = "" };
+	int rc = env_port_configure(edev->port, &conf, &info);
 
-	rc = rte_eth_dev_info_get(edev->port, &info);
-	if (rc != 0)
-		return rc;
-	memset(&conf, 0, sizeof(conf));
-	/* Some PMDs report a smaller limit than they carry: DPDK 22.11's af_packet says 1518
-	 * bytes yet moves whole framesz slots (9 KiB frames with framesz=16384). Ask the ethdev
-	 * layer for no more than the PMD admits; the device keeps its configured MTU. */
-	pmd_mtu = RTE_MIN((uint32_t)info.max_mtu,
-			  info.max_rx_pktlen - (uint32_t)(RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN));
-	conf.rxmode.mtu = RTE_MIN((uint32_t)cfg->mtu, pmd_mtu);
-	if (conf.rxmode.mtu < cfg->mtu)
+	if (info.mtu < cfg->mtu)
 		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
-			   edev->port, conf.rxmode.mtu, cfg->mtu);
-	if (frame_len(cfg->mtu) > room) {
-		/* Frames larger than one mbuf: only with a port that can scatter them. */
-		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
-			return -EINVAL;
-		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-	}
-	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
-		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	rc = rte_eth_dev_configure(edev->port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(edev->port, &rxd, &txd);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(edev->port, 0, rxd, rte_eth_dev_socket_id(edev->port),
-					    NULL, pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(edev->port, 0, txd, rte_eth_dev_socket_id(edev->port),
-					    NULL);
+			   edev->port, info.mtu, cfg->mtu);
+	*extbuf = port_takes_extbuf(info.driver);
 	return rc;
-}
-
-/*
- * Free what the port's receive queue holds without reading it: frames a ring partner left
- * while this port was stopped belong to an earlier life of the device (and zero-copy ones
- * point into memory whose MR may be waiting for them, droce_dereg_mr()).
- */
-static unsigned int discard_rx(struct engine_dev *edev)
-{
-	struct rte_mbuf *pkts[ENGINE_BURST];
-	unsigned int total = 0;
-	uint16_t n;
-
-	while ((n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST)) != 0) {
-		rte_pktmbuf_free_bulk(pkts, n);
-		total += n;
-	}
-	return total;
 }
 
 unsigned int engine_rx_link_down(struct engine_dev *edev)
 {
-	unsigned int n = discard_rx(edev);
+	unsigned int n = env_port_discard_rx(edev->port);
 
 	edev->cnt.rx_link_down += n;
 	return n;
@@ -108,13 +69,6 @@ static void drop_tx(struct engine_dev *edev)
 	edev->tx_stalled = false;
 }
 
-static bool link_up(uint16_t port)
-{
-	struct rte_eth_link l;
-
-	return rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
-}
-
 unsigned int engine_link_poll(struct engine_lcore *lc)
 {
 	unsigned int i, changed = 0;
@@ -126,12 +80,12 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 
 		if (!edev->started) {
 			/* A ring-pair device opened before its partner existed: its port came
-			 * with the partner (verbs' attach_port()). Started here, once. */
+			 * with the partner (env_port_pair()). Started here, once. */
 			if (!edev->start_failed && verbs_device_port(edev->dev) >= 0)
 				edev->start_failed = engine_port_start(edev, lc->pool) != 0;
 			continue;
 		}
-		up = link_up(edev->port);
+		up = env_port_link_up(edev->port);
 		if (up == edev->link_up)
 			continue;
 		edev->link_up = up;
@@ -145,55 +99,37 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 	return changed;
 }
 
-/* Zero-copy TX only where a frame is read by this process and freed after (net_ring): a
- * PMD that hands the buffer to a device or another process (virtio_user, NICs) could not
- * reach application memory. Not with fault injection either: a delayed or reordered frame
- * could be read after its WR completed and the application reused the memory (it would fail
- * its ICRC instead of counting as the duplicate it is). Nor behind the test bottleneck. */
-static bool port_takes_extbuf(const struct rte_eth_dev_info *info)
-{
-	return engine_cfg.tx_zero_copy && strcmp(info->driver_name, "net_ring") == 0;
-}
-
 int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
 {
-	struct rte_eth_dev_info info;
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	int port = verbs_device_port(edev->dev);
-	sigset_t sigs;
+	bool extbuf;
 	int rc;
 
 	if (port < 0)
 		return -ENODEV;	/* a ring-pair device whose partner does not exist yet */
 	edev->port = (uint16_t)port;
 	memcpy(edev->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
-	rc = configure(edev, pool);
+	rc = configure(edev, pool, &extbuf);
 	if (rc == 0)
-		rc = rte_eth_dev_info_get(edev->port, &info);
-	if (rc == 0) {
-		env_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
-		rc = rte_eth_dev_start(edev->port);
-		env_signals_restore(&sigs);
-	}
+		rc = env_port_start(edev->port, cfg->mac);
 	if (rc != 0) {
 		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, edev->port,
 			   rte_strerror(-rc));
 		return rc < 0 ? rc : -EIO;
 	}
-	/* The device's MAC may differ from the port's: receive it anyway, and the solicited-node
-	 * multicast groups of neighbour discovery. Ports without these simply keep their mode. */
-	if (rte_eth_dev_default_mac_addr_set(edev->port, &edev->mac) != 0)
-		rte_eth_promiscuous_enable(edev->port);
-	rte_eth_allmulticast_enable(edev->port);
 	edev->n_tx = 0;
 	edev->tx_stalled = false;
-	edev->tx_extbuf = port_takes_extbuf(&info);
-	discard_rx(edev);
+	edev->tx_extbuf = extbuf;
+	/* What the port holds came while it was stopped: frames a ring partner left belong to an
+	 * earlier life of the device (and zero-copy ones point into memory whose MR may be
+	 * waiting for them, droce_dereg_mr()). Freed unread. */
+	env_port_discard_rx(edev->port);
 	engine_fault_start(edev);
 	engine_bneck_start(edev);
 	edev->tx_slow = edev->fault.on || edev->bneck.on;
 	engine_cc_setup(edev);	/* the line rate: the port's link speed */
-	edev->link_up = engine_cfg.link_poll_ms == 0 || link_up(edev->port);
+	edev->link_up = engine_cfg.link_poll_ms == 0 || env_port_link_up(edev->port);
 	verbs_device_link(edev->dev, edev->link_up);
 	edev->started = true;
 	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
@@ -215,8 +151,8 @@ void engine_port_stop(struct engine_dev *edev)
 	edev->cnt.tx_dropped += edev->n_tx;
 	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
 	edev->n_tx = 0;
-	discard_rx(edev);
-	if (rte_eth_dev_stop(edev->port) != 0)
+	env_port_discard_rx(edev->port);
+	if (env_port_stop(edev->port) != 0)
 		ENGINE_LOG(WARNING, "port %u: stop failed", edev->port);
 	edev->started = false;
 }

@@ -3,14 +3,19 @@
  */
 /**
  * @file
- * The platform under droce (internal; not installed): EAL and what droce needs of the process
- * around DPDK. Nothing here logs; callers say what failed, in their own words.
+ * The platform under droce (internal; not installed): EAL, and every DPDK port's life from
+ * its creation or probe to its stop. The layers above keep their objects: verbs the devices
+ * and the ports' numbers, the engine which lcore polls a port, its mbuf pool and its queues'
+ * bursts. Nothing here logs; callers say what failed, in their own words.
  */
 #ifndef ENV_H
 #define ENV_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +50,75 @@ int env_eal_start(const char *args);
 
 /** Whether env_eal_start() started EAL. */
 bool env_eal_owned(void);
+
+/* env_port.c */
+
+/**
+ * Create the in-process link @p pair: two rings and two net_ring ports named
+ * "droce_<name_a>" and "droce_<name_b>" (ethdev names "net_ring_droce_..."), each receiving
+ * what the other transmits. Neither port is configured.
+ * @return 0 with the ports in @p port_a and @p port_b, or -ENODEV (nothing left behind but
+ * ports already created).
+ */
+int env_port_pair(const char *pair, const char *name_a, const char *name_b,
+		  uint16_t *port_a, uint16_t *port_b);
+
+/**
+ * The port of @p devargs ("<name>[,<key>=<value>...]", a vdev or a device on a bus): the one
+ * that exists under its name, else the one rte_dev_probe() makes (with the asynchronous
+ * signals blocked: threads its PMD starts are droce's).
+ * @return 0 with the port in @p port, -EINVAL if the name is too long, -ENODEV if probing
+ * made no port of that name.
+ */
+int env_port_probe(const char *devargs, uint16_t *port);
+
+/** @p port's own MAC into @p mac. @return 0, or rte_eth_macaddr_get()'s error. */
+int env_port_mac(uint16_t port, uint8_t mac[6]);
+
+/** What a port is configured with (env_port_configure()). */
+struct env_port_conf {
+	uint16_t mtu;			/**< the device's MTU: frames up to it are received */
+	uint16_t rxd, txd;		/**< descriptors per queue, adjusted to the PMD's limits */
+	struct rte_mempool *pool;	/**< mbufs of the receive queue */
+};
+
+/** What env_port_configure() found out about the port. */
+struct env_port_info {
+	uint16_t mtu;		/**< the ethdev MTU set: the device's, or less if the PMD admits less */
+	const char *driver;	/**< the PMD's name ("net_ring", ...) */
+};
+
+/**
+ * Configure @p port with one receive queue (mbufs from @p conf->pool) and one transmit queue.
+ * The ethdev MTU is the device's or the PMD's limit (max_mtu, max_rx_pktlen), whichever is
+ * smaller: some PMDs carry more than they report. Frames larger than one mbuf need a port
+ * that scatters (receive offload enabled); chained mbufs are sent where the PMD takes them.
+ * @return 0 with @p info filled, -EINVAL if frames of the MTU need scatter the port lacks,
+ * or the ethdev layer's error.
+ */
+int env_port_configure(uint16_t port, const struct env_port_conf *conf,
+		       struct env_port_info *info);
+
+/**
+ * Start the configured @p port (with the asynchronous signals blocked: a PMD's threads,
+ * vhost's, are droce's) to receive frames to @p mac, its solicited-node groups and every
+ * multicast group: the port's MAC becomes @p mac, or the port goes promiscuous where it cannot
+ * (ports that can neither keep their mode); all-multicast where the port has it.
+ * @return 0, or rte_eth_dev_start()'s error.
+ */
+int env_port_start(uint16_t port, const uint8_t mac[6]);
+
+/** Stop @p port (its configuration stays). @return 0, or rte_eth_dev_stop()'s error. */
+int env_port_stop(uint16_t port);
+
+/**
+ * Free what @p port's receive queue holds without reading it.
+ * Only from the thread that polls the port. @return frames freed.
+ */
+unsigned int env_port_discard_rx(uint16_t port);
+
+/** Whether @p port's link is up now (rte_eth_link_get_nowait(): no waiting). */
+bool env_port_link_up(uint16_t port);
 
 #ifdef __cplusplus
 }

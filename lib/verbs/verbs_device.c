@@ -2,28 +2,21 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Devices: configuration loading, DPDK ports, the device list and the device queries. A device
- * is created once and lives as long as the process. EAL is started by the env layer
- * (env_eal_start(), with the [eal] args of the configuration, unless the application started
- * it) when droce first needs it.
+ * Devices: configuration loading, the device list and the device queries. A device is created
+ * once and lives as long as the process. EAL is started (env_eal_start(), with the [eal] args
+ * of the configuration, unless the application started it) and each device's port is created
+ * or probed (env_port_pair(), env_port_probe()) by the env layer, when droce first needs them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_bus_vdev.h>
-#include <rte_dev.h>
 #include <rte_errno.h>
-#include <rte_eth_ring.h>
-#include <rte_ethdev.h>
-#include <rte_ring.h>
 
 #include "env.h"
 #include "verbs_private.h"
 
 RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
-
-#define PAIR_RING_SIZE 1024
 
 static struct {
 	pthread_mutex_t lock;
@@ -106,12 +99,12 @@ static bool mac_is_zero(const uint8_t mac[6])
 	return memcmp(mac, zero, 6) == 0;
 }
 
-static void port_ready(struct droce_device *dev, int port_id)
+static void port_ready(struct droce_device *dev, uint16_t port_id)
 {
-	struct rte_ether_addr ea;
+	uint8_t mac[6];
 
-	if (mac_is_zero(dev->cfg.mac) && rte_eth_macaddr_get(port_id, &ea) == 0) {
-		memcpy(dev->cfg.mac, ea.addr_bytes, 6);
+	if (mac_is_zero(dev->cfg.mac) && env_port_mac(port_id, mac) == 0) {
+		memcpy(dev->cfg.mac, mac, 6);
 		verbs_device_gids(dev);
 	}
 	/* Last, and pairs with the load-acquire in verbs_device_port(): an engine that sees the
@@ -120,52 +113,30 @@ static void port_ready(struct droce_device *dev, int port_id)
 	__atomic_store_n(&dev->port_id, port_id, __ATOMIC_RELEASE);
 }
 
-/* Two ring ethdevs, each receiving what the other transmits. */
+/* The two devices of a ring pair get their ports together, each receiving what the other
+ * transmits. */
 static int join_pair(struct droce_device *a, struct droce_device *b)
 {
-	struct rte_ring *ab, *ba;
-	char name[RTE_RING_NAMESIZE];
-	int pa, pb;
+	uint16_t pa, pb;
 
-	snprintf(name, sizeof(name), "drc_%.12s_a", a->cfg.ring_pair);
-	ab = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "drc_%.12s_b", a->cfg.ring_pair);
-	ba = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (ab == NULL || ba == NULL)
-		goto fail;
-	snprintf(name, sizeof(name), "droce_%.20s", a->cfg.name);
-	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
-	snprintf(name, sizeof(name), "droce_%.20s", b->cfg.name);
-	pb = rte_eth_from_rings(name, &ab, 1, &ba, 1, SOCKET_ID_ANY);
-	if (pa < 0 || pb < 0)
-		goto fail;
+	if (env_port_pair(a->cfg.ring_pair, a->cfg.name, b->cfg.name, &pa, &pb) != 0) {
+		VERBS_LOG(ERR, "cannot join ring pair %s", a->cfg.ring_pair);
+		return -ENODEV;
+	}
 	port_ready(a, pa);
 	port_ready(b, pb);
 	return 0;
-fail:
-	VERBS_LOG(ERR, "cannot join ring pair %s", a->cfg.ring_pair);
-	rte_ring_free(ab);
-	rte_ring_free(ba);
-	return -ENODEV;
 }
 
 static int probe_devargs(struct droce_device *dev)
 {
-	char name[RTE_ETH_NAME_MAX_LEN];
 	uint16_t port;
-	size_t n = strcspn(dev->cfg.devargs, ",");
+	int rc = env_port_probe(dev->cfg.devargs, &port);
 
-	if (n >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, dev->cfg.devargs, n);
-	name[n] = '\0';
-	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
-		if (rte_dev_probe(dev->cfg.devargs) != 0 ||
-		    rte_eth_dev_get_port_by_name(name, &port) != 0) {
-			VERBS_LOG(ERR, "cannot probe %s", dev->cfg.devargs);
-			return -ENODEV;
-		}
-	}
+	if (rc == -ENODEV)
+		VERBS_LOG(ERR, "cannot probe %s", dev->cfg.devargs);
+	if (rc < 0)
+		return rc;
 	port_ready(dev, port);
 	return 0;
 }
@@ -209,7 +180,6 @@ static struct droce_device *find_dev(const char *name)
 static int add_device(const struct droce_device_cfg *cfg)
 {
 	struct droce_device *dev;
-	sigset_t sigs;
 	int rc = verbs_config_check_dev(cfg);
 
 	if (rc < 0)
@@ -231,9 +201,7 @@ static int add_device(const struct droce_device_cfg *cfg)
 	pthread_mutex_init(&dev->mcast_lock, NULL);
 	TAILQ_INIT(&dev->contexts);
 	verbs_device_gids(dev);
-	env_signals_block(&sigs);	/* threads a PMD starts at probe are droce's */
 	rc = attach_port(dev);
-	env_signals_restore(&sigs);
 	if (rc < 0) {
 		free(dev);
 		return rc;

@@ -24,7 +24,7 @@ static uint16_t port_of(const char *dev)
 	char name[RTE_ETH_NAME_MAX_LEN];
 	uint16_t port;
 
-	/* The ethdev droce creates for a ring-pair device (lib/verbs/verbs_device.c, rte_eth_from_rings()
+	/* The ethdev droce creates for a ring-pair device (lib/env/env_port.c, rte_eth_from_rings()
 	 * prefixes net_ring_). */
 	snprintf(name, sizeof(name), "net_ring_droce_%s", dev);
 	CHECK_EQ(rte_eth_dev_get_port_by_name(name, &port), 0);

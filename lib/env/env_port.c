@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Ports: created (a ring pair) or probed (devargs) when verbs makes a device, configured and
+ * started when the engine starts serving it, stopped when it stops; their link (env.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include "env.h"
+
+#define PAIR_RING_SIZE 1024
+#define DISCARD_BURST 32
+
+int env_port_pair(const char *pair, const char *name_a, const char *name_b,
+		  uint16_t *port_a, uint16_t *port_b)
+{
+	struct rte_ring *ab, *ba;
+	char name[RTE_RING_NAMESIZE];
+	int pa, pb;
+
+	snprintf(name, sizeof(name), "drc_%.12s_a", pair);
+	ab = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "drc_%.12s_b", pair);
+	ba = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ab == NULL || ba == NULL)
+		goto fail;
+	snprintf(name, sizeof(name), "droce_%.20s", name_a);
+	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "droce_%.20s", name_b);
+	pb = rte_eth_from_rings(name, &ab, 1, &ba, 1, SOCKET_ID_ANY);
+	if (pa < 0 || pb < 0)
+		goto fail;
+	*port_a = (uint16_t)pa;
+	*port_b = (uint16_t)pb;
+	return 0;
+fail:
+	rte_ring_free(ab);
+	rte_ring_free(ba);
+	return -ENODEV;
+}
+
+int env_port_probe(const char *devargs, uint16_t *port)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	size_t n = strcspn(devargs, ",");
+	sigset_t sigs;
+	int rc = 0;
+
+	if (n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, devargs, n);
+	name[n] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, port) == 0)
+		return 0;
+	env_signals_block(&sigs);	/* threads a PMD starts at probe are droce's */
+	if (rte_dev_probe(devargs) != 0 || rte_eth_dev_get_port_by_name(name, port) != 0)
+		rc = -ENODEV;
+	env_signals_restore(&sigs);
+	return rc;
+}
+
+int env_port_mac(uint16_t port, uint8_t mac[6])
+{
+	struct rte_ether_addr ea;
+	int rc = rte_eth_macaddr_get(port, &ea);
+
+	if (rc == 0)
+		memcpy(mac, ea.addr_bytes, RTE_ETHER_ADDR_LEN);
+	return rc;
+}
+
+/* Largest Ethernet frame for @p mtu: header, one VLAN tag, CRC. */
+static uint32_t frame_len(uint16_t mtu)
+{
+	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+}
+
+int env_port_configure(uint16_t port, const struct env_port_conf *conf,
+		       struct env_port_info *out)
+{
+	struct rte_eth_conf ec;
+	struct rte_eth_dev_info info;
+	uint16_t rxd = conf->rxd, txd = conf->txd;
+	uint32_t room = rte_pktmbuf_data_room_size(conf->pool) - RTE_PKTMBUF_HEADROOM;
+	uint32_t pmd_mtu;
+	int rc;
+
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	memset(&ec, 0, sizeof(ec));
+	/* Some PMDs report a smaller limit than they carry: DPDK 22.11's af_packet says 1518
+	 * bytes yet moves whole framesz slots (9 KiB frames with framesz=16384). Ask the ethdev
+	 * layer for no more than the PMD admits; the device keeps its configured MTU. */
+	pmd_mtu = RTE_MIN((uint32_t)info.max_mtu,
+			  info.max_rx_pktlen - (uint32_t)(RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN));
+	ec.rxmode.mtu = RTE_MIN((uint32_t)conf->mtu, pmd_mtu);
+	out->mtu = (uint16_t)ec.rxmode.mtu;
+	out->driver = info.driver_name;
+	if (frame_len(conf->mtu) > room) {
+		/* Frames larger than one mbuf: only with a port that can scatter them. */
+		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+			return -EINVAL;
+		ec.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(port, 1, 1, &ec);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(port, 0, rxd, rte_eth_dev_socket_id(port), NULL,
+					    conf->pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(port, 0, txd, rte_eth_dev_socket_id(port), NULL);
+	return rc;
+}
+
+int env_port_start(uint16_t port, const uint8_t mac[6])
+{
+	struct rte_ether_addr ea;
+	sigset_t sigs;
+	int rc;
+
+	env_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
+	rc = rte_eth_dev_start(port);
+	env_signals_restore(&sigs);
+	if (rc != 0)
+		return rc;
+	/* The device's MAC may differ from the port's: receive it anyway, and the solicited-node
+	 * multicast groups of neighbour discovery. Ports without these simply keep their mode. */
+	memcpy(ea.addr_bytes, mac, RTE_ETHER_ADDR_LEN);
+	if (rte_eth_dev_default_mac_addr_set(port, &ea) != 0)
+		rte_eth_promiscuous_enable(port);
+	rte_eth_allmulticast_enable(port);
+	return 0;
+}
+
+int env_port_stop(uint16_t port)
+{
+	return rte_eth_dev_stop(port);
+}
+
+unsigned int env_port_discard_rx(uint16_t port)
+{
+	struct rte_mbuf *pkts[DISCARD_BURST];
+	unsigned int total = 0;
+	uint16_t n;
+
+	while ((n = rte_eth_rx_burst(port, 0, pkts, DISCARD_BURST)) != 0) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		total += n;
+	}
+	return total;
+}
+
+bool env_port_link_up(uint16_t port)
+{
+	struct rte_eth_link l;
+
+	return rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
