@@ -28,9 +28,9 @@
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 
 #include "engine_private.h"
+#include "env.h"
 
 /* As configured (units of the keys); the per-device params are made from it. */
 static struct {
@@ -164,12 +164,8 @@ static bool device_off(const char *name)
 static uint32_t link_mbps(const struct engine_dev *edev)
 {
 	int port = verbs_device_port(edev->dev);
-	struct rte_eth_link l;
 
-	if (port < 0 || rte_eth_link_get_nowait((uint16_t)port, &l) != 0 ||
-	    l.link_speed == RTE_ETH_SPEED_NUM_NONE || l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
-		return 0;
-	return l.link_speed;
+	return port < 0 ? 0 : env_port_link_mbps((uint16_t)port);
 }
 
 void engine_cc_setup(struct engine_dev *edev)

@@ -21,9 +21,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <rte_ethdev.h>
-
 #include "engine_private.h"
+#include "env.h"
 
 static struct engine_mcg *group_find(struct engine_dev *edev, const uint8_t gid[16])
 {
@@ -41,11 +40,11 @@ static void port_filter(struct engine_dev *edev)
 	struct rte_ether_addr macs[DROCE_MAX_MCAST_GRP];
 	uint32_t i;
 
-	if (!edev->started || rte_eth_allmulticast_get(edev->port) == 1)
+	if (!edev->started)
 		return;
 	for (i = 0; i < edev->n_mcg; i++)
 		droce_mcast_mac(edev->mcg[i].gid, &macs[i]);
-	if (rte_eth_dev_set_mc_addr_list(edev->port, macs, edev->n_mcg) != 0)
+	if (env_port_mcast_filter(edev->port, macs, edev->n_mcg) != 0)
 		ENGINE_LOG(WARNING, "port %u: cannot set the multicast filter", edev->port);
 }
 

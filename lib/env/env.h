@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ether.h>
 #include <rte_mempool.h>
 
 #ifdef __cplusplus
@@ -119,6 +120,16 @@ unsigned int env_port_discard_rx(uint16_t port);
 
 /** Whether @p port's link is up now (rte_eth_link_get_nowait(): no waiting). */
 bool env_port_link_up(uint16_t port);
+
+/** @p port's link speed in Mbit/s now, 0 when the port does not say. */
+uint32_t env_port_link_mbps(uint16_t port);
+
+/**
+ * Let the started @p port receive frames to the @p n multicast MACs @p macs (its filter; the
+ * list replaces the last one). A port in all-multicast mode receives every group already.
+ * @return 0, or a negative errno from the driver.
+ */
+int env_port_mcast_filter(uint16_t port, struct rte_ether_addr *macs, uint32_t n);
 
 #ifdef __cplusplus
 }

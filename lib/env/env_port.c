@@ -168,3 +168,20 @@ bool env_port_link_up(uint16_t port)
 
 	return rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
 }
+
+uint32_t env_port_link_mbps(uint16_t port)
+{
+	struct rte_eth_link l;
+
+	if (rte_eth_link_get_nowait(port, &l) != 0 || l.link_speed == RTE_ETH_SPEED_NUM_NONE ||
+	    l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
+		return 0;
+	return l.link_speed;
+}
+
+int env_port_mcast_filter(uint16_t port, struct rte_ether_addr *macs, uint32_t n)
+{
+	if (rte_eth_allmulticast_get(port) == 1)
+		return 0;
+	return rte_eth_dev_set_mc_addr_list(port, macs, n);
+}
