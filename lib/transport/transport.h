@@ -11,7 +11,7 @@
  * application thread driving the engine inline), between two verbs_owner_poll() calls, so it
  * never runs concurrently with itself for one QP nor with a control operation on that QP.
  *
- * Layering: wire <- verbs (objects, queues, verbs_engine.h) <- transport <- engine.
+ * Layering: env <- wire <- verbs (objects, queues, verbs_engine.h) <- transport <- engine.
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
