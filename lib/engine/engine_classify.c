@@ -55,42 +55,51 @@ static bool udp_is_roce(const struct rte_mbuf *m, uint32_t l4_off)
 	return uh->dst_port == RTE_BE16(DROCE_ROCEV2_PORT);
 }
 
-static enum frame_class classify_ipv4(const struct rte_mbuf *m, uint32_t off)
+/* Where classify() found the headers. */
+struct frame_at {
+	uint32_t l3, l4;	/**< l4: the UDP header of a RoCE v2 frame */
+	bool v6;
+};
+
+static enum frame_class classify_ipv4(const struct rte_mbuf *m, struct frame_at *at)
 {
 	const struct rte_ipv4_hdr *ip;
 
-	if (seg_room(m, off) < sizeof(*ip))
+	if (seg_room(m, at->l3) < sizeof(*ip))
 		return FC_OTHER;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, off);
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, at->l3);
 	if (ip->next_proto_id != IPPROTO_UDP)
 		return FC_OTHER;
 	/* IHL below 5 or fragments: the parser rejects them under their own reasons. */
-	return udp_is_roce(m, off + RTE_MAX(rte_ipv4_hdr_len(ip), 20u)) ? FC_ROCE : FC_OTHER;
+	at->l4 = at->l3 + RTE_MAX(rte_ipv4_hdr_len(ip), 20u);
+	return udp_is_roce(m, at->l4) ? FC_ROCE : FC_OTHER;
 }
 
-static enum frame_class classify_ipv6(const struct rte_mbuf *m, uint32_t off)
+static enum frame_class classify_ipv6(const struct rte_mbuf *m, struct frame_at *at)
 {
 	const struct rte_ipv6_hdr *ip;
 
-	if (seg_room(m, off) < sizeof(*ip))
+	if (seg_room(m, at->l3) < sizeof(*ip))
 		return FC_OTHER;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, off);
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, at->l3);
+	at->v6 = true;
 	if (ip->proto == IPPROTO_ICMPV6)
 		return FC_ICMP6;
 	if (ip->proto != IPPROTO_UDP)
 		return FC_OTHER;
-	return udp_is_roce(m, off + sizeof(*ip)) ? FC_ROCE : FC_OTHER;
+	at->l4 = at->l3 + sizeof(*ip);
+	return udp_is_roce(m, at->l4) ? FC_ROCE : FC_OTHER;
 }
 
-static enum frame_class classify(const struct rte_mbuf *m, uint32_t *l3_off)
+static enum frame_class classify(const struct rte_mbuf *m, struct frame_at *at)
 {
-	switch (l2_type(m, l3_off)) {
+	switch (l2_type(m, &at->l3)) {
 	case RTE_ETHER_TYPE_ARP:
 		return FC_ARP;
 	case RTE_ETHER_TYPE_IPV4:
-		return classify_ipv4(m, *l3_off);
+		return classify_ipv4(m, at);
 	case RTE_ETHER_TYPE_IPV6:
-		return classify_ipv6(m, *l3_off);
+		return classify_ipv6(m, at);
 	default:
 		return FC_OTHER;
 	}
@@ -140,20 +149,48 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
-static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m)
+/*
+ * Which shard takes a frame of class @p fc that shard @p edev received (engine_shard.c): ARP
+ * and neighbour discovery go to shard 0, RoCE to the owner of its QP; a frame handed over
+ * already (@p routed) stays.
+ */
+static inline unsigned int rx_owner(const struct engine_dev *edev, const struct rte_mbuf *m,
+				    enum frame_class fc, const struct frame_at *at, bool routed)
 {
-	uint32_t l3_off = 0;
+	if (likely(edev->n_shards <= 1) || routed)
+		return edev->queue;
+	switch (fc) {
+	case FC_ROCE:
+		return engine_shard_route(edev, m, at->l3, at->l4, at->v6);
+	case FC_ARP:
+	case FC_ICMP6:
+		return 0;
+	default:
+		return edev->queue;
+	}
+}
 
-	switch (classify(m, &l3_off)) {
+static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+		   bool routed)
+{
+	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
+	enum frame_class fc = classify(m, &at);
+	unsigned int owner = rx_owner(edev, m, fc, &at, routed);
+
+	if (unlikely(owner != edev->queue)) {
+		engine_handoff(edev, owner, m);
+		return;
+	}
+	switch (fc) {
 	case FC_ROCE:
 		rx_roce(lc, edev, m);
 		return;
 	case FC_ARP:
 		edev->cnt.rx_arp++;
-		engine_neigh_rx_arp(lc, edev, m, l3_off);
+		engine_neigh_rx_arp(lc, edev, m, at.l3);
 		break;
 	case FC_ICMP6:
-		if (engine_neigh_rx_icmp6(lc, edev, m, l3_off)) {
+		if (engine_neigh_rx_icmp6(lc, edev, m, at.l3)) {
 			edev->cnt.rx_nd++;
 			break;
 		}
@@ -188,6 +225,26 @@ static inline void prefetch_frame(const struct rte_mbuf *m)
 	}
 }
 
+/* Frames other shards received for this one's QPs (counted there as received). */
+static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev)
+{
+	struct rte_mbuf *pkts[ENGINE_BURST];
+	unsigned int k, i, n, total = 0;
+
+	for (k = 0; k < edev->n_shards; k++) {
+		if (edev->hand_in[k] == NULL)
+			continue;
+		n = engine_hand_take(edev->hand_in[k], pkts, ENGINE_BURST);
+		for (i = 0; i < n; i++) {
+			if (i + 1 < n)
+				prefetch_frame(pkts[i + 1]);
+			rx_one(lc, edev, pkts[i], true);
+		}
+		total += n;
+	}
+	return total;
+}
+
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
@@ -198,11 +255,13 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 		return engine_rx_link_down(edev);
 	if (unlikely(edev->n_loop != 0))
 		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
+	if (unlikely(edev->n_shards > 1))
+		total += rx_handed(lc, edev);
 	/* Up to ENGINE_RX_BURSTS full bursts: the receive side must keep up with what one
 	 * iteration's TX step can send (hundreds of frames), or the peer's ring fills and its
 	 * QPs stall behind backpressure. */
 	do {
-		n = rte_eth_rx_burst(edev->port, 0, pkts, ENGINE_BURST);
+		n = rte_eth_rx_burst(edev->port, edev->queue, pkts, ENGINE_BURST);
 		for (i = 0; i < n && i < 2; i++)
 			prefetch_mbuf(pkts[i]);
 		for (i = 0; i < n; i++) {
@@ -212,7 +271,7 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 				prefetch_frame(pkts[i + 1]);
 			edev->cnt.rx_packets++;
 			edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-			rx_one(lc, edev, pkts[i]);
+			rx_one(lc, edev, pkts[i], false);
 		}
 		total += n;
 	} while (n == ENGINE_BURST && ++bursts < ENGINE_RX_BURSTS);

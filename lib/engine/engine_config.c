@@ -7,6 +7,9 @@
  *   lcores = [auto | LIST]   engine lcores: empty = inline (droce_engine_poll()); auto = the
  *                            first EAL worker lcore, inline if there is none; LIST = worker
  *                            lcore ids, "1,3" or "1-2"
+ *   lcores_per_device = N|all
+ *                            engine lcores serving each device (1; all: every engine lcore),
+ *                            each polling a queue pair of its own; dedicated lcores only
  *   mbufs = N                mbufs per engine instance pool (8191)
  *   mbuf_size = BYTES        mbuf data room (0: fits the largest device MTU in one segment)
  *   rxd = N, txd = N         descriptors per port queue (1024)
@@ -129,6 +132,14 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 {
 	if (strcmp(k, "lcores") == 0)
 		return parse_lcores(c, v);
+	if (strcmp(k, "lcores_per_device") == 0) {
+		if (strcmp(v, "all") == 0) {
+			c->per_device = 0;	/* resolved after the list: every lcore */
+			return 0;
+		}
+		return parse_uint(v, ENGINE_MAX_LCORES, &c->per_device) < 0 ||
+		       c->per_device == 0 ? -EINVAL : 0;
+	}
 	if (strcmp(k, "mbufs") == 0)
 		return parse_uint(v, 1u << 24, &c->mbufs);
 	if (strcmp(k, "mbuf_size") == 0)
@@ -191,6 +202,7 @@ int engine_config_load(struct engine_config *c)
 
 	memset(c, 0, sizeof(*c));
 	c->inline_mode = true;
+	c->per_device = 1;
 	c->mbufs = 8191;
 	c->rxd = 1024;
 	c->txd = 1024;
@@ -210,6 +222,14 @@ int engine_config_load(struct engine_config *c)
 				   kv[i].value);
 			return -EINVAL;
 		}
+	}
+	if (c->per_device == 0)	/* all */
+		c->per_device = c->inline_mode ? 1 : c->n_lcores;
+	if (c->per_device > (c->inline_mode ? 1 : c->n_lcores)) {
+		ENGINE_LOG(ERR, "[engine] lcores_per_device %u: %s", c->per_device,
+			   c->inline_mode ? "the inline engine is one instance" :
+			   "more than the engine lcores");
+		return -EINVAL;
 	}
 	if (c->mbufs < 2 * ENGINE_TXBUF || c->neigh_retry_ms == 0) {
 		ENGINE_LOG(ERR, "[engine] mbufs below %u or neigh_retry_ms 0", 2 * ENGINE_TXBUF);

@@ -27,6 +27,7 @@
 
 #include "droce_engine.h"
 #include "engine_private.h"
+#include "env.h"
 
 RTE_LOG_REGISTER(engine_logtype, droce.engine, NOTICE);
 
@@ -121,6 +122,7 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	if (lc == NULL)
 		return NULL;
 	lc->lcore_id = lcore_id;
+	lc->idx = i;
 	lc->dedicated = dedicated;
 	snprintf(name, sizeof(name), "drc_pool%u", i);
 	lc->pool = rte_pktmbuf_pool_create(name, engine_cfg.mbufs, 256, 0, data_room(),
@@ -285,6 +287,7 @@ static struct engine_dev *edev_get(struct droce_device *dev)
 	if (edev == NULL)
 		return NULL;
 	edev->dev = dev;
+	edev->primary = edev;
 	edev->neigh = engine_neigh_create(edev);
 	if (edev->neigh == NULL) {
 		rte_free(edev);
@@ -308,47 +311,83 @@ static void gid_cache(struct engine_dev *edev)
 			memcpy(edev->gid[edev->n_gid++], g[i].raw, 16);
 }
 
-static struct engine_lcore *least_loaded(void)
+/* The @p n instances with the fewest devices, fewest first, into @p out. */
+static void least_loaded(struct engine_lcore **out, unsigned int n)
 {
-	struct engine_lcore *best = eng.lc[0];
-	unsigned int i;
+	bool taken[ENGINE_MAX_LCORES] = { false };
+	unsigned int k, i, best;
 
-	for (i = 1; i < eng.n_lc; i++)
-		if (eng.lc[i]->n_dev < best->n_dev)
-			best = eng.lc[i];
-	return best;
+	for (k = 0; k < n; k++) {
+		best = UINT32_MAX;
+		for (i = 0; i < eng.n_lc; i++)
+			if (!taken[i] && (best == UINT32_MAX || eng.lc[i]->n_dev < eng.lc[best]->n_dev))
+				best = i;
+		taken[best] = true;
+		out[k] = eng.lc[best];
+	}
+}
+
+/* Shards for @p dev: [engine] lcores_per_device, no more than its port has queue pairs (a
+ * ring-pair device without its port yet will have ENV_PAIR_QUEUES). */
+static unsigned int shards_wanted(struct droce_device *dev)
+{
+	int port = verbs_device_port(dev);
+	unsigned int n = engine_cfg.per_device;
+	unsigned int max = port >= 0 ? env_port_max_queues((uint16_t)port) : ENV_PAIR_QUEUES;
+
+	if (max != 0 && max < n) {
+		ENGINE_LOG(INFO, "%s: port %d has %u queue pairs: %u engine lcores serve it, not %u",
+			   verbs_device_cfg(dev)->name, port, max, max, n);
+		n = max;
+	}
+	return RTE_MAX(n, 1u);
 }
 
 /* Caller holds eng.lock. */
 static int open_locked(struct droce_device *dev)
 {
 	struct engine_dev *edev = edev_get(dev);
-	struct engine_lcore *lc = least_loaded();
+	struct engine_lcore *lcs[ENGINE_MAX_LCORES];
+	unsigned int k, n;
 	int rc = 0;
 
 	if (edev == NULL)
 		return -ENOMEM;
+	n = shards_wanted(dev);
 	gid_cache(edev);
+	if (engine_shards_make(edev, n) != 0)
+		return -ENOMEM;
+	edev->n_shards = (uint16_t)n;
+	least_loaded(lcs, n);
+	memset(edev->by_lc, 0, sizeof(edev->by_lc));
+	for (k = 0; k < n; k++) {
+		edev->shard[k]->lc = lcs[k];
+		edev->by_lc[lcs[k]->idx] = edev->shard[k];
+	}
 	edev->start_failed = false;
 	if (verbs_device_port(dev) >= 0)
-		rc = engine_port_start(edev, lc->pool);
+		rc = engine_port_start(edev, true);
 	else	/* engine_link_poll() starts it when it comes */
 		ENGINE_LOG(INFO, "%s has no port yet: opened without one",
 			   verbs_device_cfg(dev)->name);
 	if (rc != 0)
-		return rc;
+		goto fail;
 	if (eng.n_open == 0) {
 		rc = launch_all();
 		if (rc != 0) {
 			stop_all();
 			engine_port_stop(edev);
-			return rc;
+			goto fail;
 		}
 	}
 	eng.n_open++;
-	edev->lc = lc;
-	engine_lcore_call(lc, add_dev, edev);
+	for (k = 0; k < n; k++)
+		engine_lcore_call(lcs[k], add_dev, edev->shard[k]);
 	return 0;
+fail:
+	for (k = 0; k < n; k++)
+		edev->shard[k]->lc = NULL;
+	return rc;
 }
 
 int engine_device_open(struct droce_device *dev);
@@ -366,24 +405,40 @@ int engine_device_open(struct droce_device *dev)
 	return rc;
 }
 
-/* [engine] log_counters: one line of the counters that are not 0, with the parser's reasons
- * (the device is off its lcore: nothing changes them any more). */
-static void log_counters(const struct engine_dev *edev, struct droce_device *dev)
+/* @p out = the sum of primary @p p's shards' counters (each read where it cannot race). */
+static void counters_sum(const struct engine_dev *p, struct droce_counters *out)
 {
-	const uint64_t *v = (const uint64_t *)&edev->cnt;
+	unsigned int k, i;
+
+	*out = p->cnt;
+	for (k = 1; k < p->n_shards; k++) {
+		const uint64_t *v = (const uint64_t *)&p->shard[k]->cnt;
+
+		for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+			((uint64_t *)out)[i] += v[i];
+	}
+}
+
+/* [engine] log_counters: one line of the counters that are not 0, with the parser's reasons
+ * (the device is off its lcores: nothing changes them any more). */
+static void log_counters(const struct engine_dev *p, struct droce_device *dev)
+{
+	struct droce_counters sum, *c = &sum;
+	const uint64_t *v = (const uint64_t *)c;
 	char line[4096];
 	const char *name;
 	size_t n = 0;
 	unsigned int i;
 
+	counters_sum(p, &sum);
 	for (i = 0; (name = droce_counter_name(i)) != NULL && n < sizeof(line); i++)
 		if (v[i] != 0)
 			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64, name, v[i]);
 	for (i = 0; i < DROCE_PARSE_ERR_NUM && n < sizeof(line); i++)
-		if (edev->cnt.parse_err[i] != 0)
+		if (c->parse_err[i] != 0)
 			n += (size_t)snprintf(line + n, sizeof(line) - n, " parse_err[%s]=%" PRIu64,
 					      droce_parse_err_name((enum droce_parse_err)i),
-					      edev->cnt.parse_err[i]);
+					      c->parse_err[i]);
 	ENGINE_LOG(NOTICE, "%s: counters at close:%s", droce_get_device_name(dev),
 		   n != 0 ? line : " all 0");
 }
@@ -391,14 +446,17 @@ static void log_counters(const struct engine_dev *edev, struct droce_device *dev
 void engine_device_close(struct droce_device *dev)
 {
 	struct engine_dev *edev = verbs_device_engine(dev);
+	unsigned int k;
 
 	if (edev == NULL || edev->lc == NULL)
 		return;
 	pthread_mutex_lock(&eng.lock);
-	engine_lcore_call(edev->lc, remove_dev, edev);
+	for (k = 0; k < edev->n_shards; k++)
+		engine_lcore_call(edev->shard[k]->lc, remove_dev, edev->shard[k]);
 	if (engine_cfg.log_counters)
 		log_counters(edev, dev);
-	edev->lc = NULL;
+	for (k = edev->n_shards; k-- > 0;)
+		edev->shard[k]->lc = NULL;
 	engine_port_stop(edev);
 	if (--eng.n_open == 0)
 		stop_all();
@@ -450,22 +508,25 @@ static void quiesce_op(struct engine_lcore *lc, void *arg)
 }
 
 /*
- * droce_dereg_mr() removed an MR of @p dev from the table: wait until the instance serving
- * the device is between two iterations. A dedicated lcore runs queued calls after the RX,
+ * droce_dereg_mr() removed an MR of @p dev from the table: wait until each instance serving
+ * the device (each shard's) is between two iterations. A dedicated lcore runs queued calls after the RX,
  * TX and timer phases of an iteration (engine_iteration()), so a no-op call that has run
  * proves that every MR lookup made before it was queued has finished its copy; an inline
  * instance iterates under lc->driver, so holding it is that point; an instance that is not
  * running iterates nowhere (engine_lcore_call() then just takes lc->driver). The MR keeps
- * its context, hence the device, open: edev->lc does not change meanwhile.
+ * its context, hence the device, open: the shards' lcs do not change meanwhile.
  */
 void engine_mr_quiesce(struct droce_device *dev)
 {
 	struct engine_dev *edev = verbs_device_engine(dev);
-	struct engine_lcore *lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) :
-			NULL;
+	struct engine_lcore *lc;
+	unsigned int k;
 
-	if (lc != NULL)
-		engine_lcore_call(lc, quiesce_op, NULL);
+	for (k = 0; edev != NULL && k < edev->n_shards; k++) {
+		lc = __atomic_load_n(&edev->shard[k]->lc, __ATOMIC_ACQUIRE);
+		if (lc != NULL)
+			engine_lcore_call(lc, quiesce_op, NULL);
+	}
 }
 
 bool droce_engine_is_inline(void)
@@ -477,47 +538,53 @@ bool droce_engine_is_inline(void)
 }
 
 struct counters_arg {
-	struct engine_dev *edev;
+	struct engine_dev *shard;
 	struct droce_counters *out;	/**< NULL: reset */
 };
 
 static void counters_op(struct engine_lcore *lc, void *arg)
 {
 	struct counters_arg *a = arg;
-
 	unsigned int i;
 
 	RTE_SET_USED(lc);
 	if (a->out != NULL) {
-		*a->out = a->edev->cnt;
+		*a->out = a->shard->cnt;
 		return;
 	}
-	memset(&a->edev->cnt, 0, sizeof(a->edev->cnt));
+	memset(&a->shard->cnt, 0, sizeof(a->shard->cnt));
 	for (i = 0; i < DROCE_QP_SLOTS; i++)	/* the QPs' shares go with the device's */
-		if (a->edev->qps[i] != NULL)
-			memset(transport_qp_counters(a->edev->qps[i]->t), 0,
+		if (a->shard->qps[i] != NULL)
+			memset(transport_qp_counters(a->shard->qps[i]->t), 0,
 			       sizeof(struct droce_counters));
 }
 
-/* Run a counter operation where it cannot race the instance serving the device. */
+/* Run a counter operation on each shard where it cannot race the instance serving it; a read
+ * sums the shards. */
 static int counters_do(struct droce_context *ctx, struct droce_counters *out)
 {
-	struct counters_arg a;
+	struct droce_counters part;
+	struct counters_arg a = { .out = out != NULL ? &part : NULL };
+	struct engine_dev *edev;
+	unsigned int k, i;
 
 	if (ctx == NULL)
 		return -EINVAL;
-	a.edev = verbs_device_engine(ctx->device);
-	a.out = out;
-	if (a.edev == NULL) {
-		if (out != NULL)
-			memset(out, 0, sizeof(*out));
+	edev = verbs_device_engine(ctx->device);
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (edev == NULL)
 		return 0;
+	pthread_mutex_lock(&eng.lock);	/* the device stays on its instances meanwhile */
+	for (k = 0; k < RTE_MAX(edev->n_shards, (uint16_t)1); k++) {
+		a.shard = edev->shard[k] != NULL ? edev->shard[k] : edev;
+		if (a.shard->lc != NULL)
+			engine_lcore_call(a.shard->lc, counters_op, &a);
+		else
+			counters_op(NULL, &a);
+		for (i = 0; out != NULL && i < sizeof(part) / sizeof(uint64_t); i++)
+			((uint64_t *)out)[i] += ((const uint64_t *)&part)[i];
 	}
-	pthread_mutex_lock(&eng.lock);	/* the device stays on its instance meanwhile */
-	if (a.edev->lc != NULL)
-		engine_lcore_call(a.edev->lc, counters_op, &a);
-	else
-		counters_op(NULL, &a);
 	pthread_mutex_unlock(&eng.lock);
 	return 0;
 }

@@ -159,7 +159,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 	work += fire_timers(lc);
 	work += engine_link_tick(lc);
 	for (i = 0; i < lc->n_dev; i++)
-		if (lc->devs[i]->started)
+		if (lc->devs[i]->queue == 0 && lc->devs[i]->started)
 			work += engine_neigh_timers(lc, lc->devs[i]);
 	work += verbs_owner_poll(&lc->owner);	/* QP control and engine calls */
 	for (i = 0; i < lc->n_dev; i++) {

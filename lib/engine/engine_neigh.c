@@ -15,8 +15,11 @@
  *   addressed to us create or refresh the sender's entry (RFC 826 merge, RFC 4861 7.2.3).
  *   A REACHABLE entry older than neigh_reachable_s is re-requested while it is still used.
  *
- * The table belongs to the instance that serves the device (no lock); static entries are
- * loaded before the instance sees the device.
+ * The table is the device's: shard 0 (engine_shard.c) answers and learns, runs the retries,
+ * and every shard resolves its QPs' peers in it, sending its requests itself. A spinlock keeps
+ * them apart; it is taken per ARP/ND frame, per resolution (a flow's MACs are resolved once,
+ * not per packet) and per retry check, never on the data path. Static entries are loaded
+ * before an instance sees the device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,9 +59,10 @@ struct neigh_entry {
 };
 
 struct neigh_table {
+	verbs_lock_t lock;	/**< the table and its entries (verbs_ring.h: TSan sees it) */
 	struct rte_hash *h;
 	struct neigh_entry e[NEIGH_ENTRIES];
-	uint32_t n_pending;	/**< INCOMPLETE entries */
+	uint32_t n_pending;	/**< INCOMPLETE entries (atomics: engine_neigh_timers() peeks) */
 	uint64_t next_check;	/**< earliest 'when' of them */
 };
 
@@ -115,6 +119,7 @@ struct neigh_table *engine_neigh_create(struct engine_dev *edev)
 	nt = rte_zmalloc("droce_neigh", sizeof(*nt), RTE_CACHE_LINE_SIZE);
 	if (nt == NULL)
 		return NULL;
+	verbs_lock_init(&nt->lock);
 	snprintf(name, sizeof(name), "drc_nb%u", verbs_device_index(edev->dev));
 	p.name = name;
 	nt->h = rte_hash_create(&p);
@@ -250,7 +255,8 @@ static void send_request(struct engine_lcore *lc, struct engine_dev *edev,
 
 static void pending_add(struct neigh_table *nt, uint64_t when)
 {
-	if (nt->n_pending++ == 0 || when < nt->next_check)
+	if (__atomic_fetch_add(&nt->n_pending, 1, __ATOMIC_RELAXED) == 0 ||
+	    when < nt->next_check)
 		nt->next_check = when;
 }
 
@@ -286,7 +292,7 @@ static void learn(struct engine_lcore *lc, struct engine_dev *edev, const uint8_
 	if (e->state == NS_STATIC)
 		return;
 	if (e->state == NS_INCOMPLETE)
-		nt->n_pending--;
+		__atomic_fetch_sub(&nt->n_pending, 1, __ATOMIC_RELAXED);
 	if (e->state != NS_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac))
 		edev->cnt.neigh_resolved++;
 	rte_ether_addr_copy(mac, &e->mac);
@@ -295,11 +301,11 @@ static void learn(struct engine_lcore *lc, struct engine_dev *edev, const uint8_
 	e->when = lc->env.now + engine_cfg.neigh_reachable_s * rte_get_tsc_hz();
 }
 
-int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
-		       struct droce_flow *flow)
+static int resolve_locked(struct transport_env *env, struct droce_device *dev,
+			  struct droce_flow *flow)
 {
 	struct engine_lcore *lc = env->engine;
-	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_dev *edev = engine_shard_here(env, dev);
 	struct neigh_table *nt = edev->neigh;
 	struct neigh_entry *e;
 	int32_t pos = rte_hash_lookup(nt->h, flow->dgid);
@@ -365,7 +371,7 @@ static unsigned int retry(struct engine_lcore *lc, struct engine_dev *edev,
 	if (e->tries >= engine_cfg.neigh_retries) {
 		e->state = NS_FAILED;
 		e->when = lc->env.now + interval;
-		edev->neigh->n_pending--;
+		__atomic_fetch_sub(&edev->neigh->n_pending, 1, __ATOMIC_RELAXED);
 		edev->cnt.neigh_failed++;
 		return 0;
 	}
@@ -375,7 +381,7 @@ static unsigned int retry(struct engine_lcore *lc, struct engine_dev *edev,
 	return 1;
 }
 
-unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *edev)
+static unsigned int timers_locked(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct neigh_table *nt = edev->neigh;
 	const void *key;
@@ -403,8 +409,8 @@ unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *ede
 
 /* ---- Receiving ---- */
 
-void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
-			 uint32_t l3_off)
+static void rx_arp_locked(struct engine_lcore *lc, struct engine_dev *edev,
+			  struct rte_mbuf *m, uint32_t l3_off)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	const struct rte_arp_hdr *ah;
@@ -482,8 +488,8 @@ static void rx_ns(struct engine_lcore *lc, struct engine_dev *edev,
 	edev->cnt.neigh_reply_sent++;
 }
 
-bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
-			   struct rte_mbuf *m, uint32_t l3_off)
+static bool rx_icmp6_locked(struct engine_lcore *lc, struct engine_dev *edev,
+			    struct rte_mbuf *m, uint32_t l3_off)
 {
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	const struct rte_ipv6_hdr *ip;
@@ -509,4 +515,49 @@ bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
 		learn(lc, edev, nd->target, lla != NULL ? lla : &eh->src_addr, false);
 	}
 	return true;
+}
+
+/* ---- Entry points: under the table's lock ---- */
+
+int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
+		       struct droce_flow *flow)
+{
+	struct neigh_table *nt = engine_shard_here(env, dev)->neigh;
+	int rc;
+
+	verbs_lock(&nt->lock);
+	rc = resolve_locked(env, dev, flow);
+	verbs_unlock(&nt->lock);
+	return rc;
+}
+
+unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *edev)
+{
+	unsigned int n;
+
+	if (__atomic_load_n(&edev->neigh->n_pending, __ATOMIC_RELAXED) == 0)
+		return 0;	/* the common case, without the lock */
+	verbs_lock(&edev->neigh->lock);
+	n = timers_locked(lc, edev);
+	verbs_unlock(&edev->neigh->lock);
+	return n;
+}
+
+void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+			 uint32_t l3_off)
+{
+	verbs_lock(&edev->neigh->lock);
+	rx_arp_locked(lc, edev, m, l3_off);
+	verbs_unlock(&edev->neigh->lock);
+}
+
+bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
+			   struct rte_mbuf *m, uint32_t l3_off)
+{
+	bool nd;
+
+	verbs_lock(&edev->neigh->lock);
+	nd = rx_icmp6_locked(lc, edev, m, l3_off);
+	verbs_unlock(&edev->neigh->lock);
+	return nd;
 }

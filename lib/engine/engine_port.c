@@ -5,8 +5,9 @@
  * Ports: the engine has a device's DPDK port configured and started (env_port_configure(),
  * env_port_start()) when the device is first opened, with the engine's mbuf pool, and stopped
  * when it is last closed; the port itself was created or probed when verbs made the device
- * (env_port_pair(), env_port_probe()). The engine polls the port's one RX and one TX queue.
- * Transmission is buffered per device and flushed once per iteration; frames the port does not
+ * (env_port_pair(), env_port_probe()). Each shard of the device (engine_shard.c) polls its own
+ * RX and TX queue, queue k for shard k: one of each with one engine lcore per device.
+ * Transmission is buffered per shard and flushed once per iteration; frames the port does not
  * take stay buffered for the next iteration, and only a full buffer drops (tx_dropped).
  *
  * Link: the engine samples the port's link when it starts the port and polls it every
@@ -36,25 +37,40 @@ static bool port_takes_extbuf(const char *driver)
 	return engine_cfg.tx_zero_copy && strcmp(driver, "net_ring") == 0;
 }
 
-static int configure(struct engine_dev *edev, struct rte_mempool *pool, bool *extbuf)
+/* Configure @p p's port with a queue pair per shard, queue k's mbufs from the pool of the
+ * instance serving shard k. */
+static int configure(struct engine_dev *p, bool *extbuf)
 {
-	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
+	const struct droce_device_cfg *cfg = verbs_device_cfg(p->dev);
+	struct rte_mempool *pools[ENGINE_MAX_LCORES];
 	const struct env_port_conf conf = {
-		.mtu = cfg->mtu, .rxd = engine_cfg.rxd, .txd = engine_cfg.txd, .pool = pool,
+		.mtu = cfg->mtu, .rxd = engine_cfg.rxd, .txd = engine_cfg.txd,
+		.queues = p->n_shards, .pools = pools,
 	};
 	struct env_port_info info = { .mtu = cfg->mtu, .driver = "" };
-	int rc = env_port_configure(edev->port, &conf, &info);
+	unsigned int k;
+	int rc;
 
+	for (k = 0; k < p->n_shards; k++)
+		pools[k] = p->shard[k]->lc->pool;
+	rc = env_port_configure(p->port, &conf, &info);
+	if (rc == 0 && info.queues < p->n_shards) {
+		/* Fewer than engine_shards_plan() was told: the port changed meanwhile. */
+		ENGINE_LOG(ERR, "%s: port %u has %u queue pairs, not %u", cfg->name, p->port,
+			   info.queues, p->n_shards);
+		return -EINVAL;
+	}
 	if (info.mtu < cfg->mtu)
 		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
-			   edev->port, info.mtu, cfg->mtu);
+			   p->port, info.mtu, cfg->mtu);
 	*extbuf = port_takes_extbuf(info.driver);
 	return rc;
 }
 
 unsigned int engine_rx_link_down(struct engine_dev *edev)
 {
-	unsigned int n = env_port_discard_rx(edev->port);
+	unsigned int n = env_port_discard_rx(edev->port, edev->queue) +
+			 engine_handoff_discard(edev);
 
 	edev->cnt.rx_link_down += n;
 	return n;
@@ -69,6 +85,36 @@ static void drop_tx(struct engine_dev *edev)
 	edev->tx_stalled = false;
 }
 
+/* Shard @p s's side of a port start: its buffers, faults, bottleneck and link. */
+static void shard_start(struct engine_dev *s, bool extbuf)
+{
+	s->port = s->primary->port;
+	s->mac = s->primary->mac;
+	s->n_tx = 0;
+	s->tx_stalled = false;
+	s->tx_extbuf = extbuf;
+	/* What the port holds came while it was stopped: frames a ring partner left belong to an
+	 * earlier life of the device (and zero-copy ones point into memory whose MR may be
+	 * waiting for them, droce_dereg_mr()). Freed unread. */
+	env_port_discard_rx(s->port, s->queue);
+	engine_handoff_discard(s);
+	engine_fault_start(s);
+	engine_bneck_start(s);
+	s->tx_slow = s->fault.on || s->bneck.on;
+	s->link_up = engine_cfg.link_poll_ms == 0 || env_port_link_up(s->port);
+}
+
+/* Shard @p s (not 0) of a port shard 0 started late: its side, once shard 0's is done. */
+static void shard_start_late(struct engine_dev *s)
+{
+	struct engine_dev *p = s->primary;
+
+	if (!__atomic_load_n(&p->started, __ATOMIC_ACQUIRE))
+		return;
+	shard_start(s, p->tx_extbuf);
+	s->started = true;	/* this lcore's own flag from here on */
+}
+
 unsigned int engine_link_poll(struct engine_lcore *lc)
 {
 	unsigned int i, changed = 0;
@@ -80,9 +126,12 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 
 		if (!edev->started) {
 			/* A ring-pair device opened before its partner existed: its port came
-			 * with the partner (env_port_pair()). Started here, once. */
-			if (!edev->start_failed && verbs_device_port(edev->dev) >= 0)
-				edev->start_failed = engine_port_start(edev, lc->pool) != 0;
+			 * with the partner (env_port_pair()). Started here, once, by shard 0;
+			 * each other shard then starts its side on its own lcore. */
+			if (edev->queue != 0)
+				shard_start_late(edev);
+			else if (!edev->start_failed && verbs_device_port(edev->dev) >= 0)
+				edev->start_failed = engine_port_start(edev, false) != 0;
 			continue;
 		}
 		up = env_port_link_up(edev->port);
@@ -91,6 +140,8 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 		edev->link_up = up;
 		if (!up)
 			drop_tx(edev);
+		if (edev->queue != 0)
+			continue;	/* every shard follows the link, the primary reports it */
 		ENGINE_LOG(INFO, "%s: port %u: link %s", verbs_device_cfg(edev->dev)->name,
 			   edev->port, up ? "up" : "down");
 		verbs_device_link(edev->dev, up);
@@ -99,62 +150,69 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 	return changed;
 }
 
-int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool)
+int engine_port_start(struct engine_dev *p, bool shards)
 {
-	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
-	int port = verbs_device_port(edev->dev);
+	const struct droce_device_cfg *cfg = verbs_device_cfg(p->dev);
+	int port = verbs_device_port(p->dev);
+	unsigned int k;
 	bool extbuf;
 	int rc;
 
 	if (port < 0)
 		return -ENODEV;	/* a ring-pair device whose partner does not exist yet */
-	edev->port = (uint16_t)port;
-	memcpy(edev->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
-	rc = configure(edev, pool, &extbuf);
+	p->port = (uint16_t)port;
+	memcpy(p->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
+	rc = configure(p, &extbuf);
 	if (rc == 0)
-		rc = env_port_start(edev->port, cfg->mac);
+		rc = env_port_start(p->port, cfg->mac);
 	if (rc != 0) {
-		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, edev->port,
+		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, p->port,
 			   rte_strerror(-rc));
 		return rc < 0 ? rc : -EIO;
 	}
-	edev->n_tx = 0;
-	edev->tx_stalled = false;
-	edev->tx_extbuf = extbuf;
-	/* What the port holds came while it was stopped: frames a ring partner left belong to an
-	 * earlier life of the device (and zero-copy ones point into memory whose MR may be
-	 * waiting for them, droce_dereg_mr()). Freed unread. */
-	env_port_discard_rx(edev->port);
-	engine_fault_start(edev);
-	engine_bneck_start(edev);
-	edev->tx_slow = edev->fault.on || edev->bneck.on;
-	engine_cc_setup(edev);	/* the line rate: the port's link speed */
-	edev->link_up = engine_cfg.link_poll_ms == 0 || env_port_link_up(edev->port);
-	verbs_device_link(edev->dev, edev->link_up);
-	edev->started = true;
-	ENGINE_LOG(INFO, "%s: port %u started, MTU %u", cfg->name, edev->port, cfg->mtu);
+	for (k = 0; k < (shards ? p->n_shards : 1u); k++)
+		shard_start(p->shard[k], extbuf);
+	engine_cc_setup(p);	/* the line rate: the port's link speed */
+	verbs_device_link(p->dev, p->link_up);
+	/* Read by the other shards' lcores (a late start: shard_start_late()). */
+	for (k = p->n_shards; k-- > 0;)
+		if (shards || k == 0)
+			__atomic_store_n(&p->shard[k]->started, true, __ATOMIC_RELEASE);
+	ENGINE_LOG(INFO, "%s: port %u started, MTU %u, %u queue pair(s)", cfg->name, p->port,
+		   cfg->mtu, p->n_shards);
 	return 0;
 }
 
-void engine_port_stop(struct engine_dev *edev)
+/* Shard @p s's side of a port stop (its lcore no longer serves it). */
+static void shard_stop(struct engine_dev *s)
 {
 	unsigned int i;
 
-	if (!edev->started)
-		return;
-	engine_fault_stop(edev);
-	engine_bneck_stop(edev);
-	engine_mcast_stop(edev);
+	engine_fault_stop(s);
+	engine_bneck_stop(s);
 	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
-	for (i = 0; i < 8 && edev->n_tx != 0; i++)
-		engine_dev_flush(edev);
-	edev->cnt.tx_dropped += edev->n_tx;
-	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
-	edev->n_tx = 0;
-	env_port_discard_rx(edev->port);
-	if (env_port_stop(edev->port) != 0)
-		ENGINE_LOG(WARNING, "port %u: stop failed", edev->port);
-	edev->started = false;
+	for (i = 0; i < 8 && s->n_tx != 0; i++)
+		engine_dev_flush(s);
+	s->cnt.tx_dropped += s->n_tx;
+	rte_pktmbuf_free_bulk(s->tx, s->n_tx);
+	s->n_tx = 0;
+	env_port_discard_rx(s->port, s->queue);
+	engine_handoff_discard(s);
+}
+
+void engine_port_stop(struct engine_dev *p)
+{
+	unsigned int k;
+
+	if (!p->started)
+		return;
+	for (k = 0; k < p->n_shards; k++)
+		shard_stop(p->shard[k]);
+	engine_mcast_stop(p);
+	if (env_port_stop(p->port) != 0)
+		ENGINE_LOG(WARNING, "port %u: stop failed", p->port);
+	for (k = 0; k < p->n_shards; k++)
+		__atomic_store_n(&p->shard[k]->started, false, __ATOMIC_RELEASE);
 }
 
 unsigned int engine_dev_flush(struct engine_dev *edev)
@@ -168,7 +226,7 @@ unsigned int engine_dev_flush(struct engine_dev *edev)
 		drop_tx(edev);
 		return 0;
 	}
-	sent = rte_eth_tx_burst(edev->port, 0, edev->tx, edev->n_tx);
+	sent = rte_eth_tx_burst(edev->port, edev->queue, edev->tx, edev->n_tx);
 	/* Only what the port took: a full port must not make every retry cost O(n_tx). */
 	for (i = 0; i < sent; i++)
 		bytes += rte_pktmbuf_pkt_len(edev->tx[i]);
@@ -199,7 +257,7 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
 
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_dev *edev = engine_shard_here(env, dev);
 
 	if (unlikely(!edev->link_up)) {
 		edev->cnt.tx_link_down++;	/* not even to the device's own group members */
@@ -218,9 +276,8 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)
 {
-	const struct engine_dev *edev = verbs_device_engine(dev);
+	const struct engine_dev *edev = engine_shard_here(env, dev);
 
-	RTE_SET_USED(env);
 	return edev->tx_extbuf && !edev->fault.on && !edev->bneck.on;
 }
 

@@ -30,6 +30,7 @@
 #include "droce_counters.h"
 #include "transport.h"
 #include "verbs_engine.h"
+#include "verbs_ring.h"
 
 extern int engine_logtype;
 #define ENGINE_LOG(level, fmt, ...) \
@@ -47,6 +48,7 @@ struct engine_config {
 	bool inline_mode;		/**< lcores empty (or auto without a free worker) */
 	unsigned int n_lcores;
 	unsigned int lcores[ENGINE_MAX_LCORES];
+	unsigned int per_device;	/**< lcores_per_device: shards of a device (1: none) */
 	unsigned int mbufs;		/**< per instance pool */
 	unsigned int mbuf_size;		/**< data room; 0: from the largest device MTU */
 	unsigned int rxd, txd;		/**< descriptors per queue */
@@ -152,12 +154,34 @@ struct engine_drop_key {
 	uint32_t qpn, psn, len;
 };
 
-/** A device served by an engine instance. Allocated at the first open, kept for life. */
+#define ENGINE_HANDOFF_RING 1024	/**< frames one shard may have queued for another */
+
+/** A handoff ring: frames one shard received for QPs of another, single producer (the
+ *  receiving shard's lcore) and single consumer (the owner's), verbs_ring's indices. */
+struct engine_hand {
+	struct verbs_ring r;
+	struct rte_mbuf *slot[ENGINE_HANDOFF_RING];
+};
+#define ENGINE_NO_SHARD UINT8_MAX	/**< engine_dev.qp_shard: no QP in the slot */
+
+/**
+ * A device as one engine instance serves it: a shard (engine_shard.c). A device served by N
+ * lcores ([engine] lcores_per_device) has N shards, each polling its own queue pair of the port
+ * on its own lcore and owning its share of the device's QPs; shard 0, the primary (the one
+ * verbs_device_engine() gives), also owns the port's start and stop, the neighbour table's
+ * timers, ARP/ND, the multicast groups and the UD QPs. Frames a shard receives for a QP of
+ * another are handed to it over a ring (hand_in[] of the owner). Everything a shard's packet
+ * path writes is its own; the primary's fields marked so are read by the others.
+ * Allocated at the first open, kept for life.
+ */
 struct engine_dev {
 	struct droce_device *dev;
 	struct engine_lcore *lc;	/**< NULL while stopped */
+	struct engine_dev *primary;	/**< shard 0 (itself for shard 0) */
 	uint16_t port;
-	bool started;
+	uint16_t queue;			/**< the shard's queue pair, its index among the shards */
+	uint16_t n_shards;		/**< the device's (a copy in every shard) */
+	bool started;			/**< shard 0's: read by the others with acquire (late start) */
 	bool start_failed;		/**< engine_link_poll() could not start the port */
 	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
 	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
@@ -195,6 +219,15 @@ struct engine_dev {
 	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
 	/* Drop log (engine_droplog.c), owner only. */
 	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
+	/* Sharding (engine_shard.c). Primary only: the shards, the shard serving the device on
+	 * each instance (by engine_lcore.idx), and the shard owning each QP slot (written by
+	 * control, read by every shard's RX path: atomics). */
+	struct engine_dev *shard[ENGINE_MAX_LCORES];
+	struct engine_dev *by_lc[ENGINE_MAX_LCORES];
+	uint8_t *qp_shard;		/**< DROCE_QP_SLOTS entries; NULL with one shard */
+	/** Frames other shards received for this one's QPs, by sending shard (NULL with one
+	 *  shard). */
+	struct engine_hand *hand_in[ENGINE_MAX_LCORES];
 };
 
 /** Timer heap: QPs with an armed transport deadline, earliest first. */
@@ -208,6 +241,7 @@ typedef void (*engine_call_fn)(struct engine_lcore *lc, void *arg);
 
 struct engine_lcore {
 	unsigned int lcore_id;		/**< EAL lcore; RTE_MAX_LCORE for the inline instance */
+	unsigned int idx;		/**< among the instances (engine_dev.by_lc) */
 	bool dedicated;
 	uint32_t running;		/**< dedicated loop launched (atomic) */
 	uint32_t stop;			/**< ask the loop to return (atomic) */
@@ -278,9 +312,12 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp);
 void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
 
 /* engine_port.c */
-/** Configure and start @p edev's port with @p pool for RX. @return 0, -errno. */
-int engine_port_start(struct engine_dev *edev, struct rte_mempool *pool);
-void engine_port_stop(struct engine_dev *edev);
+/** Configure and start the port of primary @p p, a queue pair per shard (each shard's lc set:
+ *  its pool receives), and start shard 0, and with @p shards the others too (else each starts
+ *  its side on its own lcore, engine_link_poll()). @return 0, -errno. */
+int engine_port_start(struct engine_dev *p, bool shards);
+/** Stop the port of primary @p p and its shards (no instance serves them any more). */
+void engine_port_stop(struct engine_dev *p);
 /** Poll the link of every port @p lc serves; a change is reported to verbs
  *  (verbs_device_link(): the port's state and its event). @return links that changed. */
 unsigned int engine_link_poll(struct engine_lcore *lc);
@@ -361,6 +398,45 @@ static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 {
 	if (unlikely(edev->fault.held != NULL || edev->fault.d_n != 0))
 		engine_fault_release(edev, now);
+}
+
+/* engine_shard.c */
+/** Make @p p the primary of @p n shards (allocated once, kept; copies of the port, MAC, GIDs).
+ *  @return 0, -ENOMEM. */
+int engine_shards_make(struct engine_dev *p, unsigned int n);
+/** The shard to own @p qp: 0 for UD QPs and with one shard, else its slot % n. */
+unsigned int engine_shard_pick(const struct engine_dev *p, const struct droce_qp *qp);
+/** Shard @p k owns QP @p qpn's slot from now on (ENGINE_NO_SHARD: nobody). */
+void engine_shard_own(struct engine_dev *p, uint32_t qpn, unsigned int k);
+/** The shard that owns the QP of RoCE frame @p m (IP header at @p l3_off, UDP at @p l4_off):
+ *  0 for multicast, @p s's own index when no QP owns it or the frame is too short to say. */
+unsigned int engine_shard_route(const struct engine_dev *s, const struct rte_mbuf *m,
+				uint32_t l3_off, uint32_t l4_off, bool v6);
+/** Hand @p m, received by shard @p s, to shard @p k (rx_handoff; rx_handoff_dropped). */
+void engine_handoff(struct engine_dev *s, unsigned int k, struct rte_mbuf *m);
+/** Free the frames handed to @p s and not taken. @return frames freed. */
+unsigned int engine_handoff_discard(struct engine_dev *s);
+/** The consumer's side of @p h: up to @p n frames into @p pkts. @return how many. */
+static inline unsigned int engine_hand_take(struct engine_hand *h, struct rte_mbuf **pkts,
+					    unsigned int n)
+{
+	uint32_t tail = verbs_ring_tail(&h->r);
+	unsigned int i, ready = RTE_MIN(verbs_ring_ready(&h->r, tail), n);
+
+	for (i = 0; i < ready; i++)
+		pkts[i] = h->slot[(tail + i) & h->r.mask];
+	if (ready != 0)
+		verbs_ring_retire(&h->r, tail + ready);
+	return ready;
+}
+
+/** The shard of device @p dev that the instance running @p env serves. */
+static inline struct engine_dev *engine_shard_here(const struct transport_env *env,
+						   struct droce_device *dev)
+{
+	const struct engine_lcore *lc = env->engine;
+
+	return ((struct engine_dev *)verbs_device_engine(dev))->by_lc[lc->idx];
 }
 
 /* engine_classify.c */

@@ -3,9 +3,10 @@
  */
 /*
  * QPs in the engine. A new QP (verbs calls qp_created() from droce_create_qp()) gets its
- * transport state, is attached to the verbs_owner of the instance that serves its device, and
- * is added to that instance's QP list and per-device QP table by an engine_lcore_call(). From
- * then on only that instance touches it: modify and destroy arrive through the owner
+ * transport state, is given to one shard of its device (engine_shard.c: with one engine lcore
+ * per device, the device), is attached to the verbs_owner of the instance that serves that
+ * shard, and is added to the instance's QP list and the shard's QP table by an
+ * engine_lcore_call(). From then on only that instance touches it: modify and destroy arrive through the owner
  * (engine_qp_modified(), engine_qp_detached()) between two iterations, or - inline - under the
  * driver lock.
  */
@@ -18,17 +19,22 @@
 #include "droce_engine.h"
 #include "engine_private.h"
 
+/* The device's primary shard. */
 static struct engine_dev *edev_of(const struct droce_qp *qp)
 {
 	return verbs_device_engine(qp->context->device);
 }
 
-static struct engine_qp *find(const struct droce_qp *qp)
+/* @p qp as instance @p lc, which owns it, sees it. */
+static struct engine_qp *find(const struct engine_lcore *lc, const struct droce_qp *qp)
 {
 	struct engine_dev *edev = edev_of(qp);
 	uint32_t idx = verbs_qpn_slot(qp->qp_num);
 
-	return edev != NULL && idx < DROCE_QP_SLOTS ? edev->qps[idx] : NULL;
+	if (edev == NULL || idx >= DROCE_QP_SLOTS)
+		return NULL;
+	edev = edev->by_lc[lc->idx];
+	return edev != NULL ? edev->qps[idx] : NULL;
 }
 
 static void add_on_lcore(struct engine_lcore *lc, void *arg)
@@ -43,13 +49,17 @@ static void add_on_lcore(struct engine_lcore *lc, void *arg)
 
 static int qp_created(struct droce_qp *qp)
 {
-	struct engine_dev *edev = edev_of(qp);
-	struct engine_lcore *lc = edev != NULL ? edev->lc : NULL;
+	struct engine_dev *p = edev_of(qp), *edev;
+	struct engine_lcore *lc;
 	struct engine_qp *eq;
+	unsigned int k;
 	int rc;
 
-	if (lc == NULL)
+	if (p == NULL || p->lc == NULL)
 		return -ENODEV;
+	k = engine_shard_pick(p, qp);
+	edev = p->shard[k];
+	lc = edev->lc;
 	eq = calloc(1, sizeof(*eq));
 	if (eq == NULL)
 		return -ENOMEM;
@@ -70,6 +80,7 @@ static int qp_created(struct droce_qp *qp)
 		free(eq);
 		return rc;
 	}
+	engine_shard_own(p, qp->qp_num, k);	/* before any shard can find it */
 	engine_lcore_call(lc, add_on_lcore, eq);
 	return 0;
 }
@@ -77,11 +88,12 @@ static int qp_created(struct droce_qp *qp)
 void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 {
 	struct engine_lcore *lc = o->arg;
-	struct engine_qp *eq = find(qp);
+	struct engine_qp *eq = find(lc, qp);
 	struct engine_qp *last;
 
 	if (eq == NULL)
 		return;
+	engine_shard_own(eq->edev->primary, qp->qp_num, ENGINE_NO_SHARD);
 	engine_timers_set(&lc->timers, eq, UINT64_MAX);
 	last = lc->qps[--lc->n_qps];
 	lc->qps[eq->list_idx] = last;
@@ -105,7 +117,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask)
 {
 	struct engine_lcore *lc = o->arg;
-	struct engine_qp *eq = find(qp);
+	struct engine_qp *eq = find(lc, qp);
 
 	if (eq == NULL)
 		return;
@@ -158,9 +170,8 @@ struct qp_counters_arg {
 static void qp_counters_op(struct engine_lcore *lc, void *arg)
 {
 	struct qp_counters_arg *a = arg;
-	struct engine_qp *eq = find(a->qp);
+	struct engine_qp *eq = find(lc, a->qp);
 
-	RTE_SET_USED(lc);
 	if (eq == NULL || eq->qp != a->qp) {
 		a->rc = -EINVAL;	/* not (or no longer) a QP of this engine */
 		return;
@@ -178,7 +189,11 @@ int droce_query_qp_counters(struct droce_qp *qp, struct droce_counters *out)
 	if (qp == NULL || out == NULL)
 		return -EINVAL;
 	edev = edev_of(qp);
-	/* The QP keeps its context, hence its device, open: the device stays on lc. */
+	/* The QP keeps its context, hence its device, open: its shard stays on lc. The QP's
+	 * shard is the one engine_shard_pick() chose (a QP the engine does not drive: -EINVAL
+	 * from the call). */
+	if (edev != NULL && __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) != NULL)
+		edev = edev->shard[engine_shard_pick(edev, qp)];
 	lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) : NULL;
 	if (lc == NULL)
 		return -ENODEV;

@@ -14,6 +14,7 @@
  * error reply, {"/droce/...": null}.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,13 @@ struct tel_cq {
 	struct verbs_fill f;
 };
 
+/* One shard of a device (engine_shard.c); u64 fields for put_shard_field(). */
+struct tel_shard {
+	uint64_t lcore;			/* RTE_MAX_LCORE: inline */
+	uint64_t qps;
+	uint64_t rx_packets, rx_handoff, rx_handoff_dropped;
+};
+
 /* A snapshot of one device, taken on its instance (snap_op()). */
 struct tel_snap {
 	/* request */
@@ -50,12 +58,16 @@ struct tel_snap {
 	uint32_t qpn;			/* NO_QPN: no QP asked for */
 	/* answer (nothing is read from the engine once the lifecycle lock is released) */
 	struct engine_dev *edev;
+	struct engine_dev *cur;		/* the shard snap_op() reads */
 	bool open;			/* served by an instance */
 	int port;
 	uint16_t mtu;
-	char engine[24];		/* "lcore N", "inline", "none" */
+	char engine[64];		/* "lcore N", "lcores N,M", "inline", "none" */
 	struct rte_ether_addr mac;
 	struct droce_counters cnt;	/* the device's, or the QP's when qpn was asked */
+	struct droce_counters sum;	/* the shards' so far */
+	uint32_t n_shards;
+	struct tel_shard shard[ENGINE_MAX_LCORES];
 	bool qp_found;
 	struct tel_qp qp;
 	uint32_t n_qp;
@@ -102,12 +114,17 @@ static void qp_fill(struct tel_qp *o, const struct engine_qp *eq)
 static void snap_op(struct engine_lcore *lc, void *arg)
 {
 	struct tel_snap *s = arg;
-	struct engine_dev *edev = s->edev;
-	uint32_t i;
+	struct engine_dev *edev = s->cur;
+	uint32_t i, n_qp = s->n_qp;
 
-	RTE_SET_USED(lc);
-	s->cnt = edev->cnt;
-	engine_cc_describe(edev, &s->cc);
+	for (i = 0; i < sizeof(s->sum) / sizeof(uint64_t); i++)
+		((uint64_t *)&s->sum)[i] += ((const uint64_t *)&edev->cnt)[i];
+	if (edev->queue == 0)
+		engine_cc_describe(edev, &s->cc);
+	s->shard[edev->queue].lcore = lc != NULL && lc->dedicated ? lc->lcore_id : RTE_MAX_LCORE;
+	s->shard[edev->queue].rx_packets = edev->cnt.rx_packets;
+	s->shard[edev->queue].rx_handoff = edev->cnt.rx_handoff;
+	s->shard[edev->queue].rx_handoff_dropped = edev->cnt.rx_handoff_dropped;
 	for (i = 0; i < DROCE_QP_SLOTS; i++) {
 		const struct engine_qp *eq = edev->qps[i];
 
@@ -125,6 +142,7 @@ static void snap_op(struct engine_lcore *lc, void *arg)
 		else
 			memset(&s->cnt, 0, sizeof(s->cnt));
 	}
+	s->shard[edev->queue].qps = s->n_qp - n_qp;
 }
 
 static const char *dev_name(const struct engine_dev *edev)
@@ -132,11 +150,31 @@ static const char *dev_name(const struct engine_dev *edev)
 	return verbs_device_cfg(edev->dev)->name;
 }
 
+/* "none", "inline", "lcore N" or, for a device of several shards, "lcores N,M,...". */
+static void engine_name(struct tel_snap *s)
+{
+	size_t n;
+	unsigned int k;
+
+	if (!s->open) {
+		snprintf(s->engine, sizeof(s->engine), "none");
+		return;
+	}
+	if (!s->edev->lc->dedicated) {
+		snprintf(s->engine, sizeof(s->engine), "inline");
+		return;
+	}
+	n = (size_t)snprintf(s->engine, sizeof(s->engine), "lcore%s ", s->n_shards > 1 ? "s" : "");
+	for (k = 0; k < s->n_shards && n < sizeof(s->engine); k++)
+		n += (size_t)snprintf(s->engine + n, sizeof(s->engine) - n, "%s%u", k ? "," : "",
+				      s->edev->shard[k]->lc->lcore_id);
+}
+
 /* engine_view_run() callback: find the device and snapshot it where that cannot race. */
 static int snap_view(const struct engine_view *v, void *arg)
 {
 	struct tel_snap *s = arg;
-	unsigned int i;
+	unsigned int i, k;
 
 	for (i = 0; i < v->n_dev; i++) {
 		if (strcmp(dev_name(v->dev[i]), s->name) != 0)
@@ -147,16 +185,17 @@ static int snap_view(const struct engine_view *v, void *arg)
 		s->mac = s->edev->mac;
 		s->port = verbs_device_port(s->edev->dev);
 		s->mtu = verbs_device_cfg(s->edev->dev)->mtu;
-		if (!s->open)
-			snprintf(s->engine, sizeof(s->engine), "none");
-		else if (s->edev->lc->dedicated)
-			snprintf(s->engine, sizeof(s->engine), "lcore %u", s->edev->lc->lcore_id);
-		else
-			snprintf(s->engine, sizeof(s->engine), "inline");
-		if (s->open)
-			engine_lcore_call(s->edev->lc, snap_op, s);
-		else
-			snap_op(NULL, s);	/* closed: no instance touches it */
+		s->n_shards = RTE_MAX(s->edev->n_shards, (uint16_t)1);
+		engine_name(s);
+		for (k = 0; k < s->n_shards; k++) {
+			s->cur = s->edev->shard[k] != NULL ? s->edev->shard[k] : s->edev;
+			if (s->open)
+				engine_lcore_call(s->cur->lc, snap_op, s);
+			else
+				snap_op(NULL, s);	/* closed: no instance touches it */
+		}
+		if (!s->qp_found)
+			s->cnt = s->sum;
 		return 0;
 	}
 	return -ENODEV;
@@ -298,6 +337,35 @@ static int tel_devices(const char *cmd, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+/* One u64 per shard (queue pair) under @p key. DPDK telemetry nests containers one level
+ * deep only: a list per field, not a dict per shard. */
+static void put_shard_field(struct rte_tel_data *d, const char *key, const struct tel_snap *s,
+			    size_t off)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+	unsigned int k;
+
+	if (a == NULL)
+		return;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (k = 0; k < s->n_shards; k++)
+		rte_tel_data_add_array_u64(a, *(const uint64_t *)((const char *)&s->shard[k] + off));
+	rte_tel_data_add_dict_container(d, key, a, 0);
+}
+
+/* Per engine lcore serving the device (its shard, by queue pair): lcore, QPs, frames received,
+ * handed to another shard, not handed (ring full). */
+static void put_shards(struct rte_tel_data *d, const struct tel_snap *s)
+{
+	if (s->open && s->shard[0].lcore < RTE_MAX_LCORE)
+		put_shard_field(d, "shard_lcore", s, offsetof(struct tel_shard, lcore));
+	put_shard_field(d, "shard_qps", s, offsetof(struct tel_shard, qps));
+	put_shard_field(d, "shard_rx_packets", s, offsetof(struct tel_shard, rx_packets));
+	put_shard_field(d, "shard_rx_handoff", s, offsetof(struct tel_shard, rx_handoff));
+	put_shard_field(d, "shard_rx_handoff_dropped", s,
+			offsetof(struct tel_shard, rx_handoff_dropped));
+}
+
 static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct tel_snap *s = snap_take(params, false);
@@ -316,6 +384,7 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "engine", s->engine);
 	rte_tel_data_add_dict_u64(d, "qps", s->n_qp);
 	rte_tel_data_add_dict_u64(d, "cqs", s->n_cq);
+	put_shards(d, s);
 	free(s);
 	return 0;
 }

@@ -54,10 +54,14 @@ bool env_eal_owned(void);
 
 /* env_port.c */
 
+/** Queue pairs of a port env_port_pair() makes. */
+#define ENV_PAIR_QUEUES 8
+
 /**
- * Create the in-process link @p pair: two rings and two net_ring ports named
- * "droce_<name_a>" and "droce_<name_b>" (ethdev names "net_ring_droce_..."), each receiving
- * what the other transmits. Neither port is configured.
+ * Create the in-process link @p pair: two net_ring ports named "droce_<name_a>" and
+ * "droce_<name_b>" (ethdev names "net_ring_droce_...") of ENV_PAIR_QUEUES queue pairs, each
+ * receiving on its queue k what the other transmits on its queue k (a ring each way and queue).
+ * Neither port is configured.
  * @return 0 with the ports in @p port_a and @p port_b, or -ENODEV (nothing left behind but
  * ports already created).
  */
@@ -80,17 +84,28 @@ int env_port_mac(uint16_t port, uint8_t mac[6]);
 struct env_port_conf {
 	uint16_t mtu;			/**< the device's MTU: frames up to it are received */
 	uint16_t rxd, txd;		/**< descriptors per queue, adjusted to the PMD's limits */
-	struct rte_mempool *pool;	/**< mbufs of the receive queue */
+	uint16_t queues;		/**< queue pairs wanted (at least 1) */
+	struct rte_mempool *const *pools;	/**< mbufs of receive queue k: pools[k] */
 };
 
 /** What env_port_configure() found out about the port. */
 struct env_port_info {
 	uint16_t mtu;		/**< the ethdev MTU set: the device's, or less if the PMD admits less */
 	const char *driver;	/**< the PMD's name ("net_ring", ...) */
+	uint16_t queues;	/**< queue pairs set up: as wanted, or fewer if the PMD has fewer */
 };
 
 /**
- * Configure @p port with one receive queue (mbufs from @p conf->pool) and one transmit queue.
+ * The queue pairs @p port can have (the smaller of its RX and TX maximums), 0 if it cannot
+ * say.
+ */
+uint16_t env_port_max_queues(uint16_t port);
+
+/**
+ * Configure @p port with @p conf->queues receive queues (queue k's mbufs from
+ * @p conf->pools[k]) and as many transmit queues, or as many as the port has. With more than
+ * one, a port that hashes received frames over its queues (RSS) hashes IP addresses and UDP
+ * ports.
  * The ethdev MTU is the device's or the PMD's limit (max_mtu, max_rx_pktlen), whichever is
  * smaller: some PMDs carry more than they report. Frames larger than one mbuf need a port
  * that scatters (receive offload enabled); chained mbufs are sent where the PMD takes them.
@@ -113,10 +128,10 @@ int env_port_start(uint16_t port, const uint8_t mac[6]);
 int env_port_stop(uint16_t port);
 
 /**
- * Free what @p port's receive queue holds without reading it.
- * Only from the thread that polls the port. @return frames freed.
+ * Free what @p port's receive queue @p queue holds without reading it.
+ * Only from the thread that polls the queue. @return frames freed.
  */
-unsigned int env_port_discard_rx(uint16_t port);
+unsigned int env_port_discard_rx(uint16_t port, uint16_t queue);
 
 /** Whether @p port's link is up now (rte_eth_link_get_nowait(): no waiting). */
 bool env_port_link_up(uint16_t port);

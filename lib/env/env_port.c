@@ -22,28 +22,35 @@
 int env_port_pair(const char *pair, const char *name_a, const char *name_b,
 		  uint16_t *port_a, uint16_t *port_b)
 {
-	struct rte_ring *ab, *ba;
+	struct rte_ring *ab[ENV_PAIR_QUEUES] = { NULL }, *ba[ENV_PAIR_QUEUES] = { NULL };
 	char name[RTE_RING_NAMESIZE];
+	unsigned int k;
 	int pa, pb;
 
-	snprintf(name, sizeof(name), "drc_%.12s_a", pair);
-	ab = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "drc_%.12s_b", pair);
-	ba = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (ab == NULL || ba == NULL)
-		goto fail;
+	for (k = 0; k < ENV_PAIR_QUEUES; k++) {
+		snprintf(name, sizeof(name), "drc_%.12s_a%u", pair, k);
+		ab[k] = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "drc_%.12s_b%u", pair, k);
+		ba[k] = rte_ring_create(name, PAIR_RING_SIZE, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ab[k] == NULL || ba[k] == NULL)
+			goto fail;
+	}
 	snprintf(name, sizeof(name), "droce_%.20s", name_a);
-	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
+	pa = rte_eth_from_rings(name, ba, ENV_PAIR_QUEUES, ab, ENV_PAIR_QUEUES, SOCKET_ID_ANY);
 	snprintf(name, sizeof(name), "droce_%.20s", name_b);
-	pb = rte_eth_from_rings(name, &ab, 1, &ba, 1, SOCKET_ID_ANY);
+	pb = rte_eth_from_rings(name, ab, ENV_PAIR_QUEUES, ba, ENV_PAIR_QUEUES, SOCKET_ID_ANY);
 	if (pa < 0 || pb < 0)
 		goto fail;
 	*port_a = (uint16_t)pa;
 	*port_b = (uint16_t)pb;
 	return 0;
 fail:
-	rte_ring_free(ab);
-	rte_ring_free(ba);
+	for (k = 0; k < ENV_PAIR_QUEUES; k++) {
+		rte_ring_free(ab[k]);
+		rte_ring_free(ba[k]);
+	}
 	return -ENODEV;
 }
 
@@ -83,13 +90,22 @@ static uint32_t frame_len(uint16_t mtu)
 	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
 }
 
+uint16_t env_port_max_queues(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port, &info) != 0)
+		return 0;
+	return RTE_MIN(info.max_rx_queues, info.max_tx_queues);
+}
+
 int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 		       struct env_port_info *out)
 {
 	struct rte_eth_conf ec;
 	struct rte_eth_dev_info info;
-	uint16_t rxd = conf->rxd, txd = conf->txd;
-	uint32_t room = rte_pktmbuf_data_room_size(conf->pool) - RTE_PKTMBUF_HEADROOM;
+	uint16_t rxd = conf->rxd, txd = conf->txd, q, nq;
+	uint32_t room = rte_pktmbuf_data_room_size(conf->pools[0]) - RTE_PKTMBUF_HEADROOM;
 	uint32_t pmd_mtu;
 	int rc;
 
@@ -105,6 +121,10 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 	ec.rxmode.mtu = RTE_MIN((uint32_t)conf->mtu, pmd_mtu);
 	out->mtu = (uint16_t)ec.rxmode.mtu;
 	out->driver = info.driver_name;
+	nq = RTE_MIN(info.max_rx_queues, info.max_tx_queues);
+	nq = RTE_MIN(conf->queues, nq);
+	nq = RTE_MAX(nq, (uint16_t)1);
+	out->queues = nq;
 	if (frame_len(conf->mtu) > room) {
 		/* Frames larger than one mbuf: only with a port that can scatter them. */
 		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
@@ -113,14 +133,21 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	rc = rte_eth_dev_configure(port, 1, 1, &ec);
+	if (nq > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
+		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		ec.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+						 (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+	}
+	rc = rte_eth_dev_configure(port, nq, nq, &ec);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, rxd, rte_eth_dev_socket_id(port), NULL,
-					    conf->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, txd, rte_eth_dev_socket_id(port), NULL);
+	for (q = 0; q < nq && rc == 0; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, rxd, rte_eth_dev_socket_id(port), NULL,
+					    conf->pools[q]);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port, q, txd, rte_eth_dev_socket_id(port),
+						    NULL);
+	}
 	return rc;
 }
 
@@ -149,13 +176,13 @@ int env_port_stop(uint16_t port)
 	return rte_eth_dev_stop(port);
 }
 
-unsigned int env_port_discard_rx(uint16_t port)
+unsigned int env_port_discard_rx(uint16_t port, uint16_t queue)
 {
 	struct rte_mbuf *pkts[DISCARD_BURST];
 	unsigned int total = 0;
 	uint16_t n;
 
-	while ((n = rte_eth_rx_burst(port, 0, pkts, DISCARD_BURST)) != 0) {
+	while ((n = rte_eth_rx_burst(port, queue, pkts, DISCARD_BURST)) != 0) {
 		rte_pktmbuf_free_bulk(pkts, n);
 		total += n;
 	}

@@ -46,6 +46,8 @@ static void create_pairs(struct droce_pd *pd[2])
 	}
 }
 
+/* A WRITE lands at the slot of the pair it names (@p id % NPAIRS): QPs of different engine
+ * lcores never write the same bytes at once. */
 static void post(struct droce_qp *qp, uint64_t id, enum ibv_wr_opcode op, struct fn_mem *m,
 		 struct fn_mem *rem)
 {
@@ -53,7 +55,7 @@ static void post(struct droce_qp *qp, uint64_t id, enum ibv_wr_opcode op, struct
 	struct ibv_send_wr w = { .wr_id = id, .sg_list = &sg, .num_sge = 1, .opcode = op,
 				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	w.wr.rdma.remote_addr = (uintptr_t)rem->buf;
+	w.wr.rdma.remote_addr = (uintptr_t)rem->buf + (id % NPAIRS) * LEN;
 	w.wr.rdma.rkey = rem->mr->rkey;
 	CHECK_EQ(droce_post_send(qp, &w, &bad), 0);
 }
@@ -94,8 +96,8 @@ static void err_flush_after_idle(struct fn_mem *src, struct fn_mem *dst)
 	fn_post_recv(qp, 7, src->buf, LEN, src->mr->lkey);
 	expect(rcq[0], qp, 7, IBV_WC_WR_FLUSH_ERR);
 	fn_run(0.1);
-	post(qp, 8, IBV_WR_RDMA_WRITE, src, dst);
-	expect(scq[0], qp, 8, IBV_WC_WR_FLUSH_ERR);
+	post(qp, 1, IBV_WR_RDMA_WRITE, src, dst);
+	expect(scq[0], qp, 1, IBV_WC_WR_FLUSH_ERR);
 }
 
 int main(int argc, char **argv)
@@ -109,7 +111,7 @@ int main(int argc, char **argv)
 	pd[0] = fn_pd(0);
 	pd[1] = fn_pd(1);
 	fn_mem_reg(&src, pd[0], 4096, FN_ACCESS_ALL, 1);
-	fn_mem_reg(&dst, pd[1], 4096, FN_ACCESS_ALL, 0);
+	fn_mem_reg(&dst, pd[1], NPAIRS * LEN, FN_ACCESS_ALL, 0);
 	create_pairs(pd);
 	for (p = 0; p < NPAIRS; p++)
 		post(ep[p][0].qp, (uint64_t)p, IBV_WR_RDMA_WRITE, &src, &dst);
@@ -118,8 +120,8 @@ int main(int argc, char **argv)
 	fn_run(0.5);		/* a long idle time */
 	wake_one_at_a_time(&src, &dst);
 	for (i = 0; i < RACE; i++) {	/* post right after the completion */
-		post(ep[0][0].qp, (uint64_t)i, IBV_WR_RDMA_WRITE, &src, &dst);
-		expect(scq[0], ep[0][0].qp, (uint64_t)i, IBV_WC_SUCCESS);
+		post(ep[0][0].qp, (uint64_t)i * NPAIRS, IBV_WR_RDMA_WRITE, &src, &dst);
+		expect(scq[0], ep[0][0].qp, (uint64_t)i * NPAIRS, IBV_WC_SUCCESS);
 	}
 	err_flush_after_idle(&src, &dst);
 	c = fn_counters(0);

@@ -64,6 +64,9 @@ def inventory(app, tel):
           info['qps'] == 3 and info['cqs'] == 6, 'info: %s' % info)
     check(info['engine'] == ('inline' if app.inline else 'lcore 1'), 'engine: %s' % info)
     check(info['mac'].lower() == '02:d0:0c:00:07:01', 'mac: %s' % info)
+    check(info['shard_qps'] == [3] and info['shard_rx_handoff'] == [0] and
+          info['shard_rx_handoff_dropped'] == [0] and len(info['shard_rx_packets']) == 1 and
+          info.get('shard_lcore') == (None if app.inline else [1]), 'shards: %s' % info)
     side = [app.cmd('qpns 0'), app.cmd('qpns 1')]
     for s, dev in enumerate(('droce0', 'droce1')):
         check(sorted(tel.get('/droce/qps,' + dev)) == sorted(side[s]['qpns']),
