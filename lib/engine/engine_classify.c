@@ -91,7 +91,8 @@ static enum frame_class classify_ipv6(const struct rte_mbuf *m, struct frame_at 
 	return udp_is_roce(m, at->l4) ? FC_ROCE : FC_OTHER;
 }
 
-static enum frame_class classify(const struct rte_mbuf *m, struct frame_at *at)
+static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
+						     struct frame_at *at)
 {
 	switch (l2_type(m, &at->l3)) {
 	case RTE_ETHER_TYPE_ARP:
@@ -106,7 +107,8 @@ static enum frame_class classify(const struct rte_mbuf *m, struct frame_at *at)
 }
 
 /* A RoCE v2 frame: parse (ICRC included), check the destination GID, find the QP. */
-static void rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m)
+static __rte_always_inline void rx_roce(struct engine_lcore *lc, struct engine_dev *edev,
+					  struct rte_mbuf *m)
 {
 	struct droce_counters *c = &edev->cnt;
 	struct engine_qp *eq;
@@ -170,8 +172,8 @@ static inline unsigned int rx_owner(const struct engine_dev *edev, const struct 
 	}
 }
 
-static void rx_one(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
-		   bool routed)
+static __rte_always_inline void rx_one(struct engine_lcore *lc, struct engine_dev *edev,
+					 struct rte_mbuf *m, bool routed)
 {
 	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
 	enum frame_class fc = classify(m, &at);
