@@ -227,31 +227,56 @@ static inline void prefetch_frame(const struct rte_mbuf *m)
 	}
 }
 
-/* Frames other shards received for this one's QPs (counted there as received). */
+/* Frames other shards received for this one's QPs (counted there as received): up to as many
+ * bursts from each as a queue gives, so that a sender's ring drains as fast as it fills. */
 static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
-	unsigned int k, i, n, total = 0;
+	unsigned int k, i, n, b, total = 0;
 
 	for (k = 0; k < edev->n_shards; k++) {
 		if (edev->hand_in[k] == NULL)
 			continue;
-		n = engine_hand_take(edev->hand_in[k], pkts, ENGINE_BURST);
-		for (i = 0; i < n; i++) {
-			if (i + 1 < n)
-				prefetch_frame(pkts[i + 1]);
-			rx_one(lc, edev, pkts[i], true);
-		}
-		total += n;
+		b = 0;
+		do {
+			n = engine_hand_take(edev->hand_in[k], pkts, ENGINE_BURST);
+			for (i = 0; i < n; i++) {
+				if (i + 1 < n)
+					prefetch_frame(pkts[i + 1]);
+				rx_one(lc, edev, pkts[i], true);
+			}
+			total += n;
+		} while (n == ENGINE_BURST && ++b < ENGINE_RX_BURSTS);
 	}
 	return total;
+}
+
+/*
+ * Frames @p edev may take from its queue now: as many as every other shard's handoff ring has
+ * room for (all of them could be for one shard). A full ring holds the queue back instead of
+ * dropping what was received: the port's queue, then the peer, feel the backpressure, as with a
+ * slow lcore of its own.
+ */
+static uint16_t rx_room(const struct engine_dev *edev)
+{
+	const struct engine_dev *p = edev->primary;
+	uint32_t room = ENGINE_BURST, k;
+
+	for (k = 0; k < edev->n_shards; k++) {
+		const struct engine_hand *h = k != edev->queue ? p->shard[k]->hand_in[edev->queue] :
+					      NULL;
+
+		if (h != NULL)
+			room = RTE_MIN(room, verbs_ring_room(&h->r, verbs_ring_head(&h->r)));
+	}
+	return (uint16_t)room;
 }
 
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	unsigned int total = 0, bursts = 0;
-	uint16_t i, n;
+	uint16_t i, n, want = ENGINE_BURST;
 
 	if (unlikely(!edev->link_up))
 		return engine_rx_link_down(edev);
@@ -263,7 +288,9 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	 * iteration's TX step can send (hundreds of frames), or the peer's ring fills and its
 	 * QPs stall behind backpressure. */
 	do {
-		n = rte_eth_rx_burst(edev->port, edev->queue, pkts, ENGINE_BURST);
+		if (unlikely(edev->n_shards > 1) && (want = rx_room(edev)) == 0)
+			break;
+		n = rte_eth_rx_burst(edev->port, edev->queue, pkts, want);
 		for (i = 0; i < n && i < 2; i++)
 			prefetch_mbuf(pkts[i]);
 		for (i = 0; i < n; i++) {
@@ -276,6 +303,6 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 			rx_one(lc, edev, pkts[i], false);
 		}
 		total += n;
-	} while (n == ENGINE_BURST && ++bursts < ENGINE_RX_BURSTS);
+	} while (n == ENGINE_BURST && ++bursts < ENGINE_RX_BURSTS);	/* want < burst: once */
 	return total;
 }

@@ -13,10 +13,11 @@
  *     the other, and the frames of such peers never change lcore.
  * A frame that arrives on another shard's queue (a peer that spread its QPs otherwise, a NIC's
  * RSS, a port with fewer queues on the other side) is handed to the owner over a
- * single-producer single-consumer ring (verbs_ring's indices) per pair of shards (rx_handoff; rx_handoff_dropped when
- * the ring is full), and the owner takes it as if its own queue had received it. The owner of
- * each QP slot is in a table of the primary that control writes before the QP exists for the
- * engine and every shard's RX path reads (one byte, atomics).
+ * single-producer single-consumer ring (verbs_ring's indices) per pair of shards (rx_handoff),
+ * and the owner takes it as if its own queue had received it. A shard takes no more from its
+ * queue than the rings have room for (engine_rx()): a slow owner holds the queue back. The
+ * owner of each QP slot is in a table of the primary that control writes before the QP exists
+ * for the engine and every shard's RX path reads (one byte, atomics).
  */
 #include <errno.h>
 

@@ -839,24 +839,44 @@ def tools_of(args):
 DROCE_IP6 = "fd47::100"
 
 
+def sharded(text, n):
+    """@text (a rig configuration: inline engine, af_packet with one queue pair) with @n
+    dedicated engine lcores serving the device, each its own af_packet queue pair (the kernel
+    fans received frames out over the sockets: frames for another lcore's QP are handed over,
+    doc/engine.md), the lcores sharing this machine's CPUs."""
+    for old, new in (("lcores =\n", f"lcores = 1-{n}\nlcores_per_device = {n}\n"
+                      "idle_sleep_us = 20\n"),
+                     ("--no-pci", f"--no-pci --lcores=0@0,(1-{n})@(0-1)"),
+                     ("qpairs=1", f"qpairs={n}")):
+        if old not in text:
+            raise StepFailed("config", f"cannot shard the rig configuration: no {old!r}")
+        text = text.replace(old, new, 1)
+    return text
+
+
 def rig_config(mtu, logdir, faults=None, ipv6=False):
     """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with @faults
     (or else DROCE_INTEROP_FAULTS; e.g. "fault_drop = 10", ';'-separated) added to [engine],
-    and with @ipv6 the address DROCE_IP6 (GID index 2) on the device."""
+    with @ipv6 the address DROCE_IP6 (GID index 2) on the device, and with DROCE_INTEROP_LCORES
+    = N that many dedicated engine lcores serving it (sharded(); unset: the inline engine)."""
     config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
     faults = faults if faults is not None else os.environ.get("DROCE_INTEROP_FAULTS")
-    if not faults and not ipv6:
+    lcores = int(os.environ.get("DROCE_INTEROP_LCORES", "0"))
+    if not faults and not ipv6 and not lcores:
         return config
     with open(config) as f:
         text = f.read()
     extra = "".join(kv.strip() + "\n" for kv in (faults or "").split(";") if kv.strip())
     text = text.replace("[engine]\n", "[engine]\n" + extra, 1)
+    if lcores:
+        text = sharded(text, lcores)
     if ipv6:
         line = f"ipv4 = {DROCE_IP}\n"
         assert line in text, config
         text = text.replace(line, line + f"ipv6 = {DROCE_IP6}\n", 1)
     os.makedirs(logdir, exist_ok=True)
-    path = os.path.join(logdir, f"droce-{mtu}{'-ipv6' if ipv6 else ''}.ini")
+    path = os.path.join(logdir, f"droce-{mtu}{'-ipv6' if ipv6 else ''}"
+                        f"{f'-lcores{lcores}' if lcores else ''}.ini")
     with open(path, "w") as f:
         f.write(text)
     return path
