@@ -119,8 +119,8 @@ unsigned int engine_shard_route(const struct engine_dev *s, const struct rte_mbu
 	} else {
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const void *, l3_off);
 
-		if (RTE_IS_IPV4_MCAST(rte_be_to_cpu_32(ip->dst_addr)))
-			return 0;
+		if ((rte_be_to_cpu_32(ip->dst_addr) >> 28) == 0xe)
+			return 0;	/* 224.0.0.0/4 (RTE_IS_IPV4_MCAST() shifts a signed int) */
 	}
 	if (l4_off + sizeof(struct rte_udp_hdr) + sizeof(*bth) > m->data_len)
 		return s->queue;	/* truncated: the parser here names the reason */
