@@ -7,16 +7,22 @@
  * each this program started with its own DROCE_CONFIG, public API only. They exchange QPN,
  * PSN, GID, address and R_Key over a socketpair; the client sends SENDs, WRITEs and READs
  * (several packets each at MTU 1024) to the server, every byte is checked on the side that
- * received it, and both close everything and exit 0.
+ * received it, and both close everything and exit 0. The engine runs inline (polled from here)
+ * or on the INI's dedicated lcores, several per device (shards, doc/engine.md): then QPS pairs
+ * of QPs, all on one CQ per side, do this each, the client's created after one more QP so that
+ * every QP's peer has another slot modulo the shards: the frames of every pair are handed from
+ * the lcore of the queue they arrive on to their QP's (checked: rx_handoff on the client).
  *
- *   two_process_test CONFIG_DIR LSAN_SUPP  run both (reserves hugepages; 77 if it cannot)
- *   two_process_test server|client FD     one side (DROCE_CONFIG set by the first form)
+ *   two_process_test CONFIG_DIR LSAN_SUPP [QPS]  run both (reserves hugepages; 77 if it
+ *                                                cannot); QPS 1 (default) to 16
+ *   two_process_test server|client FD QPS        one side (DROCE_CONFIG set by the first form)
  *
  * The socket path of the INI files is replaced by one of this run's own (temporary copies of
  * the INI files), so that a stale socket or a concurrent run cannot interfere.
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -29,7 +35,7 @@
 #include "droce_engine.h"
 
 enum { NSEND = 4, SEND_LEN = 3000, WR_LEN = 5000, RD_LEN = 6000, BUF = 32768,
-       TIMEOUT_S = 30, HUGEPAGES = 512 };
+       TIMEOUT_S = 30, HUGEPAGES = 512, MAX_QP = 16 };
 #define SOCK_IN_INI "/tmp/droce-vhost.sock"
 #define NR_HUGE "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 #define FREE_HUGE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
@@ -44,12 +50,16 @@ struct info {
 struct side {
 	int fd;				/* socketpair end */
 	bool server;
+	bool inline_engine;		/* droce_engine_poll() here; else the engine lcores run */
+	unsigned int nqp;		/* QP pairs under test */
 	struct droce_context *ctx;
 	struct droce_pd *pd;
-	struct droce_cq *cq;
-	struct droce_qp *qp;
-	uint8_t *buf;			/* BUF bytes: SEND/WRITE target (server), source (client) */
-	struct droce_mr *mr;
+	struct droce_cq *cq;		/* every QP's send and receive queue */
+	struct droce_qp *extra;		/* client, nqp > 1: created first (slots offset by one) */
+	struct droce_qp *qp[MAX_QP];
+	uint8_t *buf[MAX_QP];		/* BUF bytes: SEND/WRITE target (server), source (client) */
+	struct droce_mr *mr[MAX_QP];
+	int next[MAX_QP];		/* server: the next SEND expected on each QP */
 };
 
 /* ---- Both sides ---- */
@@ -59,9 +69,13 @@ static uint64_t deadline(void)
 	return rte_get_tsc_cycles() + TIMEOUT_S * rte_get_tsc_hz();
 }
 
+/* Let the engine work: poll it inline, or yield to its lcores. */
 static void drive(struct side *s)
 {
-	CHECK(droce_engine_poll(s->ctx) >= 0);
+	if (s->inline_engine)
+		CHECK(droce_engine_poll(s->ctx) >= 0);
+	else
+		sched_yield();
 }
 
 /* Read @p len bytes from the peer, driving the engine (if open) meanwhile. */
@@ -123,12 +137,19 @@ static bool same(const uint8_t *p, size_t len, uint32_t seed)
 	return true;
 }
 
+/* The data seeds of QP @p q: its SENDs, its WRITE, its READ. */
+static uint32_t seed(unsigned int q, uint32_t what)
+{
+	return what + 100 * q;
+}
+
 static void open_side(struct side *s)
 {
 	struct droce_device **list;
 	struct droce_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
+	unsigned int q;
 	int n;
 
 	list = droce_get_device_list(&n);
@@ -136,46 +157,58 @@ static void open_side(struct side *s)
 	s->ctx = droce_open_device(list[0]);
 	CHECK(s->ctx != NULL);
 	droce_free_device_list(list);
-	CHECK(droce_engine_is_inline());
+	s->inline_engine = droce_engine_is_inline();
 	s->pd = droce_alloc_pd(s->ctx);
-	s->cq = droce_create_cq(s->ctx, 64, NULL, NULL, 0);
+	s->cq = droce_create_cq(s->ctx, 64 * (int)s->nqp, NULL, NULL, 0);
 	CHECK(s->pd != NULL && s->cq != NULL);
 	ia.send_cq = s->cq;
 	ia.recv_cq = s->cq;
-	s->qp = droce_create_qp(s->pd, &ia);
-	s->buf = aligned_alloc(4096, BUF);
-	CHECK(s->qp != NULL && s->buf != NULL);
-	s->mr = droce_reg_mr(s->pd, s->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	CHECK(s->mr != NULL);
+	if (!s->server && s->nqp > 1) {
+		s->extra = droce_create_qp(s->pd, &ia);
+		CHECK(s->extra != NULL);
+	}
+	for (q = 0; q < s->nqp; q++) {
+		s->qp[q] = droce_create_qp(s->pd, &ia);
+		s->buf[q] = aligned_alloc(4096, BUF);
+		CHECK(s->qp[q] != NULL && s->buf[q] != NULL);
+		s->mr[q] = droce_reg_mr(s->pd, s->buf[q], BUF, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+		CHECK(s->mr[q] != NULL);
+	}
 }
 
 static void close_side(struct side *s)
 {
-	CHECK_EQ(droce_destroy_qp(s->qp), 0);
-	CHECK_EQ(droce_dereg_mr(s->mr), 0);
+	unsigned int q;
+
+	for (q = 0; q < s->nqp; q++) {
+		CHECK_EQ(droce_destroy_qp(s->qp[q]), 0);
+		CHECK_EQ(droce_dereg_mr(s->mr[q]), 0);
+		free(s->buf[q]);
+	}
+	if (s->extra != NULL)
+		CHECK_EQ(droce_destroy_qp(s->extra), 0);
 	CHECK_EQ(droce_destroy_cq(s->cq), 0);
 	CHECK_EQ(droce_dealloc_pd(s->pd), 0);
 	CHECK_EQ(droce_close_device(s->ctx), 0);
-	free(s->buf);
 }
 
-static struct info my_info(struct side *s)
+static struct info my_info(struct side *s, unsigned int q)
 {
-	struct info i = { .qpn = s->qp->qp_num, .psn = (s->qp->qp_num * 7919u) & 0xffffff,
-			  .rkey = s->mr->rkey, .addr = (uintptr_t)s->buf };
+	struct info i = { .qpn = s->qp[q]->qp_num, .psn = (s->qp[q]->qp_num * 7919u) & 0xffffff,
+			  .rkey = s->mr[q]->rkey, .addr = (uintptr_t)s->buf[q] };
 
 	CHECK_EQ(droce_query_gid(s->ctx, 1, 1, &i.gid), 0);	/* the IPv4 GID */
 	return i;
 }
 
 /* INIT -> RTR -> RTS, connected to @p peer. */
-static void connect_qp(struct side *s, const struct info *me, const struct info *peer)
+static void connect_qp(struct droce_qp *qp, const struct info *me, const struct info *peer)
 {
 	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
 
-	CHECK_EQ(droce_modify_qp(s->qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	CHECK_EQ(droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				 IBV_QP_ACCESS_FLAGS), 0);
 	memset(&q, 0, sizeof(q));
 	q.qp_state = IBV_QPS_RTR;
@@ -189,7 +222,7 @@ static void connect_qp(struct side *s, const struct info *me, const struct info 
 	q.ah_attr.grh.sgid_index = 1;
 	q.ah_attr.grh.hop_limit = 64;
 	q.ah_attr.grh.dgid = peer->gid;
-	CHECK_EQ(droce_modify_qp(s->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	CHECK_EQ(droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				 IBV_QP_MIN_RNR_TIMER), 0);
 	memset(&q, 0, sizeof(q));
@@ -199,51 +232,79 @@ static void connect_qp(struct side *s, const struct info *me, const struct info 
 	q.retry_cnt = 7;
 	q.rnr_retry = 7;
 	q.max_rd_atomic = 4;
-	CHECK_EQ(droce_modify_qp(s->qp, &q, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+	CHECK_EQ(droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+static void connect_all(struct side *s, const struct info *me, const struct info *peer)
+{
+	unsigned int q;
+
+	for (q = 0; q < s->nqp; q++)
+		connect_qp(s->qp[q], &me[q], &peer[q]);
 }
 
 /* ---- Server: receives the SENDs, is the WRITE target and the READ source ---- */
 
-static void server_recvs(struct side *s)
+static void server_recvs(struct side *s, unsigned int q)
 {
-	struct ibv_sge sg = { 0, SEND_LEN, s->mr->lkey };
+	struct ibv_sge sg = { 0, SEND_LEN, s->mr[q]->lkey };
 	struct ibv_recv_wr r = { .sg_list = &sg, .num_sge = 1 }, *bad;
 	int i;
 
 	for (i = 0; i < NSEND; i++) {
 		r.wr_id = i;
-		sg.addr = (uintptr_t)s->buf + (uint64_t)i * SEND_LEN;
-		CHECK_EQ(droce_post_recv(s->qp, &r, &bad), 0);
+		sg.addr = (uintptr_t)s->buf[q] + (uint64_t)i * SEND_LEN;
+		CHECK_EQ(droce_post_recv(s->qp[q], &r, &bad), 0);
 	}
+}
+
+static unsigned int qp_index(struct side *s, uint32_t qpn)
+{
+	unsigned int q;
+
+	for (q = 0; q < s->nqp; q++)
+		if (s->qp[q]->qp_num == qpn)
+			return q;
+	CHECK(!"completion of an unknown QP");
+	return 0;
 }
 
 static int server(struct side *s)
 {
-	struct info me, peer;
+	struct info me[MAX_QP], peer[MAX_QP];
 	struct ibv_wc wc;
+	unsigned int q;
 	char c;
 	int i;
 
 	open_side(s);
-	memset(s->buf, 0, BUF);
-	fill(s->buf + BUF - RD_LEN, RD_LEN, 3);		/* what the client READs */
-	me = my_info(s);
-	send_msg(s, &me, sizeof(me));			/* the socket exists: client may start */
-	recv_msg(s, &peer, sizeof(peer));
-	connect_qp(s, &me, &peer);
-	server_recvs(s);
+	for (q = 0; q < s->nqp; q++) {
+		memset(s->buf[q], 0, BUF);
+		fill(s->buf[q] + BUF - RD_LEN, RD_LEN, seed(q, 3));	/* what the client READs */
+		me[q] = my_info(s, q);
+	}
+	send_msg(s, me, sizeof(me[0]) * s->nqp);	/* the socket exists: client may start */
+	recv_msg(s, peer, sizeof(peer[0]) * s->nqp);
+	connect_all(s, me, peer);
+	for (q = 0; q < s->nqp; q++)
+		server_recvs(s, q);
 	send_msg(s, "R", 1);
-	for (i = 0; i < NSEND; i++) {
+	/* Every QP's SENDs in order (the QPs' among each other in any order). */
+	for (i = 0; i < NSEND * (int)s->nqp; i++) {
 		wc = wait_wc(s);
+		q = qp_index(s, wc.qp_num);
 		CHECK_EQ(wc.opcode, IBV_WC_RECV);
-		CHECK_EQ(wc.wr_id, i);
+		CHECK_EQ(wc.wr_id, s->next[q]);
 		CHECK_EQ(wc.byte_len, SEND_LEN);
-		CHECK(same(s->buf + (size_t)i * SEND_LEN, SEND_LEN, 10 + i));
+		CHECK(same(s->buf[q] + (size_t)s->next[q] * SEND_LEN, SEND_LEN,
+			   seed(q, 10 + (uint32_t)s->next[q])));
+		s->next[q]++;
 	}
 	recv_msg(s, &c, 1);				/* client: WRITE and READ done */
 	CHECK_EQ(c, 'D');
-	CHECK(same(s->buf + NSEND * SEND_LEN, WR_LEN, 2));
+	for (q = 0; q < s->nqp; q++)
+		CHECK(same(s->buf[q] + NSEND * SEND_LEN, WR_LEN, seed(q, 2)));
 	send_msg(s, "V", 1);
 	recv_msg(s, &c, 1);				/* client closed its QP */
 	close_side(s);
@@ -252,63 +313,78 @@ static int server(struct side *s)
 
 /* ---- Client: the requester ---- */
 
-static void post(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off,
+static void post(struct side *s, unsigned int q, enum ibv_wr_opcode op, uint64_t wr_id,
 		 uint32_t len, const struct info *peer, uint64_t roff)
 {
-	struct ibv_sge sg = { (uintptr_t)s->buf + off, len, s->mr->lkey };
+	struct ibv_sge sg = { (uintptr_t)s->buf[q], len, s->mr[q]->lkey };
 	struct ibv_send_wr w = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1, .opcode = op,
 				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 
 	w.wr.rdma.remote_addr = peer->addr + roff;
 	w.wr.rdma.rkey = peer->rkey;
-	CHECK_EQ(droce_post_send(s->qp, &w, &bad), 0);
+	CHECK_EQ(droce_post_send(s->qp[q], &w, &bad), 0);
 }
 
-/* SENDs of 3 packets, a WRITE of 5, a READ of 6 responses. */
-static void client_traffic(struct side *s, const struct info *peer)
+/* On QP @p q: SENDs of 3 packets, a WRITE of 5, a READ of 6 responses. */
+static void client_traffic(struct side *s, unsigned int q, const struct info *peer)
 {
+	uint8_t *b = s->buf[q];
 	int i;
 
 	for (i = 0; i < NSEND; i++) {
-		fill(s->buf, SEND_LEN, 10 + i);
-		post(s, IBV_WR_SEND, i, 0, SEND_LEN, peer, 0);
+		fill(b, SEND_LEN, seed(q, 10 + (uint32_t)i));
+		post(s, q, IBV_WR_SEND, i, SEND_LEN, peer, 0);
 		CHECK_EQ(wait_wc(s).opcode, IBV_WC_SEND);
 	}
-	fill(s->buf, WR_LEN, 2);
-	post(s, IBV_WR_RDMA_WRITE, 10, 0, WR_LEN, peer, NSEND * SEND_LEN);
+	fill(b, WR_LEN, seed(q, 2));
+	post(s, q, IBV_WR_RDMA_WRITE, 10, WR_LEN, peer, NSEND * SEND_LEN);
 	CHECK_EQ(wait_wc(s).opcode, IBV_WC_RDMA_WRITE);
-	memset(s->buf, 0, BUF);
-	post(s, IBV_WR_RDMA_READ, 11, 0, RD_LEN, peer, BUF - RD_LEN);
+	memset(b, 0, BUF);
+	post(s, q, IBV_WR_RDMA_READ, 11, RD_LEN, peer, BUF - RD_LEN);
 	CHECK_EQ(wait_wc(s).opcode, IBV_WC_RDMA_READ);
-	CHECK(same(s->buf, RD_LEN, 3));
+	CHECK(same(b, RD_LEN, seed(q, 3)));
 }
 
-/* The QP's frames went through the vhost-user link: its requests, the READ responses. */
+/* The QPs' frames went through the vhost-user link: their requests, the READ responses. With
+ * several QPs (the client's offset by one slot), the device handed frames between shards. */
 static void client_counters(struct side *s)
 {
 	struct droce_counters c, d;
+	uint64_t rx_roce = 0;
+	unsigned int q;
 
-	CHECK_EQ(droce_query_qp_counters(s->qp, &c), 0);
-	CHECK_EQ(c.tx_packets, NSEND * 3 + 5 + 1 + c.retransmits);
-	CHECK(c.rx_packets >= 6);
+	for (q = 0; q < s->nqp; q++) {
+		CHECK_EQ(droce_query_qp_counters(s->qp[q], &c), 0);
+		CHECK_EQ(c.tx_packets, NSEND * 3 + 5 + 1 + c.retransmits);
+		CHECK(c.rx_packets >= 6);
+		rx_roce += c.rx_roce;
+	}
 	CHECK_EQ(droce_query_counters(s->ctx, &d), 0);
-	CHECK_EQ(d.rx_roce, c.rx_roce);
+	CHECK_EQ(d.rx_roce, rx_roce);
 	CHECK(d.rx_arp >= 1);
+	if (s->nqp > 1) {
+		printf("client: rx_handoff %llu\n", (unsigned long long)d.rx_handoff);
+		CHECK(d.rx_handoff > 0);
+		CHECK_EQ(d.rx_handoff_dropped, 0);
+	}
 }
 
 static int client(struct side *s)
 {
-	struct info me, peer;
+	struct info me[MAX_QP], peer[MAX_QP];
+	unsigned int q;
 	char c;
 
-	recv_msg(s, &peer, sizeof(peer));		/* the server's socket exists now */
+	recv_msg(s, peer, sizeof(peer[0]) * s->nqp);	/* the server's socket exists now */
 	open_side(s);
-	me = my_info(s);
-	send_msg(s, &me, sizeof(me));
-	connect_qp(s, &me, &peer);
+	for (q = 0; q < s->nqp; q++)
+		me[q] = my_info(s, q);
+	send_msg(s, me, sizeof(me[0]) * s->nqp);
+	connect_all(s, me, peer);
 	recv_msg(s, &c, 1);
 	CHECK_EQ(c, 'R');
-	client_traffic(s, &peer);
+	for (q = 0; q < s->nqp; q++)
+		client_traffic(s, q, &peer[q]);
 	client_counters(s);
 	send_msg(s, "D", 1);
 	recv_msg(s, &c, 1);
@@ -373,7 +449,7 @@ static void ini_copy(const char *dir, const char *name, const char *out, const c
 	CHECK_EQ(fclose(o), 0);
 }
 
-static pid_t spawn(const char *role, const char *ini, int fd, int other)
+static pid_t spawn(const char *role, const char *ini, int fd, int other, const char *qps)
 {
 	char fds[16];
 	pid_t pid = fork();
@@ -384,7 +460,7 @@ static pid_t spawn(const char *role, const char *ini, int fd, int other)
 	close(other);
 	snprintf(fds, sizeof(fds), "%d", fd);
 	setenv("DROCE_CONFIG", ini, 1);
-	execl("/proc/self/exe", "two_process_test", role, fds, (char *)NULL);
+	execl("/proc/self/exe", "two_process_test", role, fds, qps, (char *)NULL);
 	_exit(127);
 }
 
@@ -431,7 +507,7 @@ static void lsan_suppress(const char *supp)
 	setenv("LSAN_OPTIONS", v, 1);
 }
 
-static int run(const char *cfg_dir, const char *supp)
+static int run(const char *cfg_dir, const char *supp, const char *qps)
 {
 	char sock[64], ini[2][80];
 	pid_t pid[2];
@@ -449,8 +525,8 @@ static int run(const char *cfg_dir, const char *supp)
 	lsan_suppress(supp);
 	unlink(sock);
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	pid[0] = spawn("server", ini[0], sv[0], sv[1]);
-	pid[1] = spawn("client", ini[1], sv[1], sv[0]);
+	pid[0] = spawn("server", ini[0], sv[0], sv[1], qps);
+	pid[1] = spawn("client", ini[1], sv[1], sv[0], qps);
 	close(sv[0]);
 	close(sv[1]);
 	rc = reap(pid);
@@ -464,9 +540,11 @@ int main(int argc, char **argv)
 {
 	struct side s = { .fd = -1 };
 
-	CHECK(argc == 3);
+	CHECK(argc == 3 || argc == 4);
+	s.nqp = argc == 4 ? (unsigned int)atoi(argv[3]) : 1;
+	CHECK(s.nqp >= 1 && s.nqp <= MAX_QP);
 	if (strcmp(argv[1], "server") != 0 && strcmp(argv[1], "client") != 0)
-		return run(argv[1], argv[2]);
+		return run(argv[1], argv[2], argc == 4 ? argv[3] : "1");
 	s.fd = atoi(argv[2]);
 	s.server = strcmp(argv[1], "server") == 0;
 	alarm(TIMEOUT_S + 10);
