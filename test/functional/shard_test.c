@@ -17,6 +17,9 @@
  *                              the other QPs unaffected, the frames counted rx_unknown_qp, the
  *                              peer ends in RETRY_EXC, then FLUSH; three rounds, then the 64
  *                              pairs of handoff (nothing kept)
+ *   shard_test lcore stream    the streams of destroy (8 QPs, 48 WRITEs of 16 KiB each) with
+ *                              no destroy: peers on the same shard, then on other shards; the
+ *                              handoff drops nothing (the ring pair does not either)
  *   shard_test lcore arp       ARP storm: QPs of every shard on both devices resolving
  *                              addresses nobody has, while the 64 pairs run (as handoff)
  *   shard_test lcore badcfg    lcores_per_device above the engine lcores, 0, or with the
@@ -508,6 +511,41 @@ static void destroy(void)
 	CHECK_EQ(droce_dealloc_pd(pd[1]), 0);
 }
 
+/* ---- A lossless link stays lossless: streams to peers on other shards ---- */
+
+static void print_drops(const char *when)
+{
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		struct droce_counters c = fn_counters(s);
+
+		printf("%s: droce%d rx_handoff %llu rx_handoff_dropped %llu retransmits %llu\n",
+		       when, s, (unsigned long long)c.rx_handoff,
+		       (unsigned long long)c.rx_handoff_dropped, (unsigned long long)c.retransmits);
+	}
+}
+
+/* The 8 streams of the destroy test without the destroy: first with every peer on its own
+ * QP's shard index (frames stay on their queue's lcore), then with droce0 OFFSET QPs ahead
+ * (every data frame and every ACK handed over). The ring pair never drops (a full queue holds
+ * the sender back), nor may the handoff. */
+static void stream(void)
+{
+	int s;
+
+	stream_round(0, -1, false);
+	print_drops("peers on the same shard");
+	for (s = 0; s < 2; s++)
+		CHECK_EQ(fn_counters(s).rx_handoff_dropped, 0);
+	stream_round(1, -1, true);
+	print_drops("peers on other shards");
+	for (s = 0; s < 2; s++) {
+		CHECK(fn_counters(s).rx_handoff > 0);
+		CHECK_EQ(fn_counters(s).rx_handoff_dropped, 0);
+	}
+}
+
 /* ---- ARP storm ---- */
 
 /* STORM_QPS RC QPs on @p side towards addresses 10.99.<side + 1>.x nobody answers, a SEND
@@ -703,6 +741,8 @@ int main(int argc, char **argv)
 		handoff();
 	else if (strcmp(argv[2], "destroy") == 0)
 		destroy();
+	else if (strcmp(argv[2], "stream") == 0)
+		stream();
 	else if (strcmp(argv[2], "arp") == 0)
 		arp();
 	else if (strcmp(argv[2], "badcfg") == 0)
