@@ -393,12 +393,12 @@ static void stream_round(int round, int victim, bool offset)
 	struct ibv_send_wr w, *bad;
 	struct ibv_sge sg;
 	struct ibv_wc wc;
-	int p, i, ok;
+	int p, j, i, ok;
 
 	a.depth = DWRITES + 2;
 	a.timeout = 16;		/* 268 ms */
 	av = a;
-	av.timeout = 12;	/* the victim's peer: 16.8 ms, RETRY_EXC after 4 unanswered tries */
+	av.timeout = 14;	/* the victim's peer: 67 ms, RETRY_EXC after 4 unanswered tries */
 	av.retry_cnt = 3;
 	if (offset)
 		offset_create(&o, pd[0]);
@@ -416,8 +416,11 @@ static void stream_round(int round, int victim, bool offset)
 	 * victim's receiver has no receive for its last SEND: that one cannot complete while
 	 * the QP exists (rnr_retry 7: RNR NAKs forever), so the peer is still sending when the
 	 * QP goes, whatever the timing. */
-	for (p = 0; p < DPAIRS; p++) {
-		uint8_t *src = m[0].buf + (size_t)p * DLEN;
+	for (j = 0; j < DPAIRS; j++) {
+		uint8_t *src;
+
+		p = (j + (victim >= 0 ? victim : 0)) % DPAIRS;	/* the victim's first */
+		src = m[0].buf + (size_t)p * DLEN;
 
 		fn_fill(src, DLEN, (uint32_t)(round * DPAIRS + p));
 		fn_post_recv(ep[p][1].qp, 0, m[1].buf + (size_t)p * DLEN, 64, m[1].mr->lkey);
@@ -616,8 +619,9 @@ static void arp(void)
 		CHECK(rte_get_tsc_cycles() < end);
 		fn_run(0.01);
 	}
-	/* The pairs connect (their own ARP among the storm's) and run, until another whole
-	 * storm's worth of requests arrived on each side meanwhile. */
+	/* The pairs connect (their own ARP among the storm's) and run, until twice the storm's
+	 * addresses were requested again on each side meanwhile and resolutions failed (the
+	 * storm went on past them: requests start over at the next retransmission). */
 	arp0 = arp_rx(0);
 	arp1 = arp_rx(1);
 	pairs_create(&t, pd[0], pd[1]);
@@ -626,7 +630,8 @@ static void arp(void)
 		pairs_check(&t, round);
 		round++;
 		CHECK(rte_get_tsc_cycles() < end);
-	} while (arp_rx(0) < arp0 + STORM_QPS || arp_rx(1) < arp1 + STORM_QPS);
+	} while (arp_rx(0) < arp0 + 2 * STORM_QPS || arp_rx(1) < arp1 + 2 * STORM_QPS ||
+		 fn_counters(0).neigh_failed == 0 || fn_counters(1).neigh_failed == 0);
 	pairs_destroy(&t);
 	for (s = 0; s < 2; s++)
 		storm_stop(&st[s]);
