@@ -22,9 +22,10 @@
  *                              handoff drops nothing (the ring pair does not either)
  *   shard_test lcore arp       ARP storm: QPs of every shard on both devices resolving
  *                              addresses nobody has, while the 64 pairs run (as handoff)
- *   shard_test lcore badcfg    lcores_per_device above the engine lcores, 0, or with the
- *                              inline engine: droce_open_device() fails (EIO), cleanly (a
- *                              child process per configuration, from the test's own INI)
+ *   shard_test lcore badcfg    lcores_per_device above the engine lcores, 0, not a number,
+ *                              or with the inline engine: droce_open_device() fails (EIO) on
+ *                              both devices, which are still listed (a child process per
+ *                              configuration, made from the test's own INI)
  *
  * ARP frames are only those droce itself sends (requests for unresolvable addresses): a
  * functional test has no raw port to inject gratuitous ARP from.
@@ -53,7 +54,7 @@ static struct droce_qp *rc_qp(struct droce_pd *pd, struct droce_cq *scq, struct 
 	return qp;
 }
 
-/* @p qp of device @p side to RTS towards QP @p dqpn at GID @p dgid. */
+/* @p qp to RTS towards QP @p dqpn at GID @p dgid (PSNs from the QPNs, as fn_connect()). */
 static void rc_connect(struct droce_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
 		       const struct fn_attr *a)
 {
