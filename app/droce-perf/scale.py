@@ -289,13 +289,16 @@ def main():
             if p[1]['droce_post_send']:
                 app = packet_work(p) / n
             elif p[1]['engine_iteration']:
-                eng.append((packet_work(p) / n, p[1]['engine_iteration']))
+                role = '+'.join(r for r, fn in (('requester', 'req_tx'),
+                                                ('responder', 'resp_rx')) if p[0][fn] > 20 * n)
+                eng.append((packet_work(p) / n, p[1]['engine_iteration'], role or 'idle'))
         if not eng:
             die(f'{name}: no engine thread in the callgrind files')
         one = one or eng[0][0]
         print(f'  {name:28s} app {app:.0f}, ' + ', '.join(
-            f'lcore {k + 1} {w:.0f} ({it} iterations)' for k, (w, it) in enumerate(eng))
-            + f'; x{one / max(w for w, _ in eng):.2f}; {100 * acks / n:.1f} ACKs per 100 WRITEs')
+            f'lcore {k + 1} {w:.0f} ({role}, {it} iterations)'
+            for k, (w, it, role) in enumerate(eng))
+            + f'; x{one / max(e[0] for e in eng):.2f}; {100 * acks / n:.1f} ACKs per 100 WRITEs')
 
 
 if __name__ == '__main__':
