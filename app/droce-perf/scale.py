@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
 """How droce's engine scales with its lcores (doc/performance.md, "Engine lcores"), in one run:
-  1. callgrind, inline engine, 20 000 8-byte WRITEs: instructions per WRITE, both ends, and the
-     largest functions and stages;
-  2. droce-perf write_bw -s 8 and -s 65536 with 1 engine lcore, 2 lcores (a device each) and, when
+  1. droce-perf write_bw -s 8 and -s 65536 with 1 engine lcore, 2 lcores (a device each) and, when
      the engine has [engine] lcores_per_device, 2 lcores serving each device; the rounds
      interleave the configurations, and each ratio is to the 1-lcore run of its round (medians
      printed); the 64 KiB goodput against the one-core CRC + copy bound droce-perf measures;
      the distance between the CPUs the lcores run on;
-  3. callgrind of the same configurations, one file per thread: each thread's instructions per
+  2. callgrind, inline engine, 8-byte WRITEs: instructions per WRITE, both ends, and the
+     largest functions and stages (doc/performance.md's command);
+  3. callgrind of the configurations of 1., one file per thread: each thread's instructions per
      WRITE in its packet work (what each lcore would have to do on a core of its own).
 It builds nothing: BUILD_DIR is a release build with -g (meson setup BUILD --buildtype=release
 -Dc_args=-g; ninja -C BUILD app/droce-perf/droce-perf). Needs valgrind (installed with
@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EAL = '--no-huge --no-shconf -m 512 --no-pci --no-telemetry'
@@ -56,6 +57,19 @@ mac = 02:d0:0c:00:00:02
 ipv4 = 10.99.0.2
 mtu = 9000
 """
+
+
+def load():
+    with open('/proc/loadavg') as f:
+        return float(f.read().split()[0])
+
+
+def quiet(wait_s):
+    """Wait up to wait_s for the 1-minute load to drop below 0.7 (measure.py's rule)."""
+    end = time.time() + wait_s
+    while load() >= 0.7 and time.time() < end:
+        time.sleep(10)
+    return load()
 
 
 def die(msg):
@@ -187,6 +201,8 @@ def main():
     ap.add_argument('--rounds', type=int, default=5, help='rate rounds (default 5)')
     ap.add_argument('--seconds', type=float, default=2, help='seconds per rate run (2)')
     ap.add_argument('--iters', type=int, default=20000, help='WRITEs under callgrind (20000)')
+    ap.add_argument('--wait', type=float, default=120,
+                    help='seconds to wait for a 1-minute load below 0.7 before the rates (120)')
     ap.add_argument('--no-callgrind', action='store_true', help='rates only')
     a = ap.parse_args()
     if a.rounds < 1 or a.seconds <= 0 or a.iters < 100:
@@ -228,27 +244,7 @@ def main():
         print(f'  {len(cpus)} CPUs for 3 busy lcores: the 2-lcore figures are bounded by the'
               ' cores')
 
-    if not a.no_callgrind:
-        out = os.path.join(tmp, 'inline.cg')
-        callgrind(perf, os.path.join(TOP, 'test/functional/pair_inline.ini'), INLINE_EAL,
-                  a.iters, out, False)
-        p = cg_parse(out)
-        total = sum(p[0].values())
-        print(f'\ninline engine, callgrind, {a.iters} 8-byte WRITEs (pair_inline.ini):'
-              f' {total / a.iters:.0f} instructions per WRITE, both ends ({total})')
-        st = {f: round(incl(p, f) / a.iters) for f in (
-            'droce_post_send', 'engine_rx', 'droce_parse_mbuf', 'transport_rx', 'transport_tx',
-            'droce_build_mbuf', 'wire_icrc_contig', 'engine_dev_flush', 'droce_poll_cq')}
-        print('  stages (inclusive, per WRITE): post {droce_post_send}, RX {engine_rx} (parse'
-              ' {droce_parse_mbuf}, transport {transport_rx}), TX {transport_tx} (build'
-              ' {droce_build_mbuf}), ICRC in parse and build {wire_icrc_contig}, TX flush'
-              ' {engine_dev_flush}, poll CQ {droce_poll_cq}'.format(**st))
-        print('  largest functions (self, inlined code included, per WRITE): ' + ', '.join(
-            f'{f} {v / a.iters:.0f}' for f, v in p[0].most_common(10)))
-        print(f'  packet work (all but the engine\'s per-iteration polls): '
-              f'{packet_work(p) / a.iters:.0f}')
-
-    rates = collections.defaultdict(list)
+    rates, load0 = collections.defaultdict(list), quiet(a.wait)
     for r in range(a.rounds):
         for i, (name, *_rest) in enumerate(cfgs):
             o = perf_json(perf, RATE, inis[i], a.seconds, f'{name}, 8 bytes')
@@ -257,7 +253,8 @@ def main():
                              g['bound_GBps'] * 8, g['goodput_vs_bound']))
     med = lambda xs: statistics.median(xs)
     print(f'\ndroce-perf {" ".join(RATE)} -D {a.seconds:g} ({a.rounds} rounds, medians;'
-          f' ratio: to the 1-lcore run of the same round)')
+          f' ratio: to the 1-lcore run of the same round; 1-minute load before: {load0:.2f}'
+          + (' NOISY)' if load0 >= 0.7 else ')'))
     for i, (name, *_rest) in enumerate(cfgs):
         ratio = med(x[0] / y[0] for x, y in zip(rates[i], rates[0]))
         note = '  (bounded by the cores)' if i > 0 and len(set(cpus)) < 3 else ''
@@ -273,6 +270,27 @@ def main():
 
     if a.no_callgrind:
         return
+    out = os.path.join(tmp, 'inline.cg')
+    callgrind(perf, os.path.join(TOP, 'test/functional/pair_inline.ini'), INLINE_EAL,
+              a.iters, out, False)
+    p = cg_parse(out)
+    total = sum(p[0].values())
+    print(f'\ninline engine, callgrind, {a.iters} 8-byte WRITEs (pair_inline.ini):'
+          f' {total / a.iters:.0f} instructions per WRITE, both ends ({total})')
+    st = {f: round(incl(p, f) / a.iters) for f in (
+        'droce_post_send', 'engine_rx', 'droce_parse_mbuf', 'transport_rx', 'transport_tx',
+        'droce_build_mbuf', 'wire_icrc_contig', 'engine_dev_flush', 'droce_poll_cq')}
+    print('  stages (inclusive, per WRITE): post {droce_post_send}, RX {engine_rx} (parse'
+          ' {droce_parse_mbuf}, transport {transport_rx}), TX {transport_tx} (build'
+          ' {droce_build_mbuf}), ICRC in parse and build {wire_icrc_contig}, TX flush'
+          ' {engine_dev_flush}, poll CQ {droce_poll_cq}'.format(**st))
+    print('  largest functions (self, inlined code included, per WRITE): ' + ', '.join(
+        f'{f} {v / a.iters:.0f}' for f, v in p[0].most_common(10)))
+    w = packet_work(p)
+    print(f'  packet work: {w / a.iters:.0f} (droce_post_send, and what engine_iteration and'
+          f' engine_rx call but the polls); the other {(total - w) / a.iters:.0f}: the polls,'
+          ' engine_rx\'s own code (classification) and the benchmark\'s loop')
+
     n = a.iters // 2 * 2
     print(f'\ncallgrind per thread, {n} 8-byte WRITEs ({" ".join(RATE[3:9])}): packet work per'
           ' WRITE (the engine\'s per-iteration polls left out); the 1-lcore engine\'s over the'
