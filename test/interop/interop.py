@@ -843,8 +843,12 @@ def sharded(text, n):
     """@text (a rig configuration: inline engine, af_packet with one queue pair) with @n
     dedicated engine lcores serving the device, each its own af_packet queue pair (the kernel
     fans received frames out over the sockets: frames for another lcore's QP are handed over,
-    doc/engine.md), the lcores sharing this machine's CPUs."""
-    for old, new in (("lcores =\n", f"lcores = 1-{n}\nlcores_per_device = {n}\n"
+    doc/engine.md), the lcores sharing this machine's CPUs, the configuration's mbufs shared
+    out over their pools (each instance has one: MTU 9000's 16 KiB mbufs would not fit -m 512
+    four times over)."""
+    mbufs = max(2047, 8192 // n - 1)
+    for old, new in (("mbufs = 8191\n", f"mbufs = {mbufs}\n"),
+                     ("lcores =\n", f"lcores = 1-{n}\nlcores_per_device = {n}\n"
                       "idle_sleep_us = 20\n"),
                      ("--no-pci", f"--no-pci --lcores=0@0,(1-{n})@(0-1)"),
                      ("qpairs=1", f"qpairs={n}")):
