@@ -16,12 +16,14 @@
  *   A REACHABLE entry older than neigh_reachable_s is re-requested while it is still used.
  *
  * The table is the device's: shard 0 (engine_shard.c) answers and learns, runs the retries,
- * and every shard resolves its QPs' peers in it, sending its requests itself. A spinlock keeps
+ * and every shard resolves its QPs' peers in it, sending its requests itself. A lock keeps
  * them apart; it is taken per ARP/ND frame, per resolution (a flow's MACs are resolved once,
- * not per packet) and per retry check, never on the data path. Static entries are loaded
+ * not per packet; a resolution that finds it taken answers -EAGAIN instead of waiting) and per
+ * retry check, never on the data path. Static entries are loaded
  * before an instance sees the device.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,8 @@ static int resolve_locked(struct transport_env *env, struct droce_device *dev,
 	}
 }
 
+static void neigh_lock(struct neigh_table *nt);
+
 int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
 			uint8_t mac[6])
 {
@@ -356,7 +360,9 @@ int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const 
 	engine_env_enter(lc);
 	memset(&flow, 0, sizeof(flow));
 	memcpy(flow.dgid, addr, 16);
-	rc = engine_env_resolve(env, edev->dev, &flow);
+	neigh_lock(edev->neigh);
+	rc = resolve_locked(env, edev->dev, &flow);
+	verbs_unlock(&edev->neigh->lock);
 	if (rc == 0)
 		memcpy(mac, flow.dst_mac.addr_bytes, 6);
 	return rc;
@@ -519,13 +525,36 @@ static bool rx_icmp6_locked(struct engine_lcore *lc, struct engine_dev *edev,
 
 /* ---- Entry points: under the table's lock ---- */
 
+/*
+ * Take @p nt's lock, yielding the CPU now and then: engine lcores may share CPUs (more lcores
+ * than cores, idle_sleep_us), and spinning on a holder that is not running would burn the
+ * rest of a time slice.
+ */
+static void neigh_lock(struct neigh_table *nt)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_exchange_n(&nt->lock.locked, 1, __ATOMIC_ACQUIRE) != 0) {
+		while (__atomic_load_n(&nt->lock.locked, __ATOMIC_RELAXED) != 0) {
+			if ((++spins & 63) == 0)
+				sched_yield();
+			else
+				rte_pause();
+		}
+	}
+}
+
+/* The transport's resolution, on its data path: never waits for the lock. Another shard
+ * holding it is answered -EAGAIN, as a resolution under way is (the WQE waits; tried again at
+ * the QP's next pass). */
 int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow)
 {
 	struct neigh_table *nt = engine_shard_here(env, dev)->neigh;
 	int rc;
 
-	verbs_lock(&nt->lock);
+	if (__atomic_exchange_n(&nt->lock.locked, 1, __ATOMIC_ACQUIRE) != 0)
+		return -EAGAIN;
 	rc = resolve_locked(env, dev, flow);
 	verbs_unlock(&nt->lock);
 	return rc;
@@ -537,7 +566,7 @@ unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *ede
 
 	if (__atomic_load_n(&edev->neigh->n_pending, __ATOMIC_RELAXED) == 0)
 		return 0;	/* the common case, without the lock */
-	verbs_lock(&edev->neigh->lock);
+	neigh_lock(edev->neigh);
 	n = timers_locked(lc, edev);
 	verbs_unlock(&edev->neigh->lock);
 	return n;
@@ -546,7 +575,7 @@ unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *ede
 void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
 			 uint32_t l3_off)
 {
-	verbs_lock(&edev->neigh->lock);
+	neigh_lock(edev->neigh);
 	rx_arp_locked(lc, edev, m, l3_off);
 	verbs_unlock(&edev->neigh->lock);
 }
@@ -556,7 +585,7 @@ bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
 {
 	bool nd;
 
-	verbs_lock(&edev->neigh->lock);
+	neigh_lock(edev->neigh);
 	nd = rx_icmp6_locked(lc, edev, m, l3_off);
 	verbs_unlock(&edev->neigh->lock);
 	return nd;
