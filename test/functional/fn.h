@@ -92,31 +92,42 @@ static inline void fn_ep_destroy(struct fn_ep *e)
 
 /* Walk @p e to RTR, its responder connected to @p peer. @return 0, or the error of the
  * modify that failed. */
-static inline int fn_try_rtr(struct fn_ep *e, const struct fn_ep *peer, const struct fn_attr *a)
+/* Move @p qp from RESET to RTR towards QP @p dqpn at GID @p dgid (its receive PSN from @p dqpn,
+ * as the peer's send PSN is). @return 0 or the error. */
+static inline int fn_try_rtr_to(struct droce_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
+				const struct fn_attr *a)
 {
 	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = (unsigned int)a->access };
 	int rc;
 
-	rc = droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	rc = droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			     IBV_QP_ACCESS_FLAGS);
 	if (rc != 0)
 		return rc;
 	memset(&q, 0, sizeof(q));
 	q.qp_state = IBV_QPS_RTR;
 	q.path_mtu = a->mtu;
-	q.dest_qp_num = peer->qp->qp_num;
-	q.rq_psn = peer->qp->qp_num * 7919u & 0xffffff;
+	q.dest_qp_num = dqpn;
+	q.rq_psn = dqpn * 7919u & 0xffffff;
 	q.max_dest_rd_atomic = a->rd_atomic;
 	q.min_rnr_timer = a->min_rnr_timer;
 	q.ah_attr.is_global = 1;
 	q.ah_attr.port_num = 1;
 	q.ah_attr.grh.sgid_index = a->gid;
 	q.ah_attr.grh.hop_limit = 64;
-	CHECK_EQ(droce_query_gid(pair_ctx[peer->side], 1, a->gid, &q.ah_attr.grh.dgid), 0);
-	return droce_modify_qp(e->qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	q.ah_attr.grh.dgid = *dgid;
+	return droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			       IBV_QP_MIN_RNR_TIMER);
+}
+
+static inline int fn_try_rtr(struct fn_ep *e, const struct fn_ep *peer, const struct fn_attr *a)
+{
+	union ibv_gid dgid;
+
+	CHECK_EQ(droce_query_gid(pair_ctx[peer->side], 1, a->gid, &dgid), 0);
+	return fn_try_rtr_to(e->qp, peer->qp->qp_num, &dgid, a);
 }
 
 static inline void fn_connect_rtr(struct fn_ep *e, const struct fn_ep *peer,

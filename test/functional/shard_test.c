@@ -59,26 +59,8 @@ static void rc_connect(struct droce_qp *qp, uint32_t dqpn, const union ibv_gid *
 		       const struct fn_attr *a)
 {
 	struct fn_ep e = { .qp = qp };
-	struct ibv_qp_attr q = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = (unsigned int)a->access };
 
-	CHECK_EQ(droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				 IBV_QP_ACCESS_FLAGS), 0);
-	memset(&q, 0, sizeof(q));
-	q.qp_state = IBV_QPS_RTR;
-	q.path_mtu = a->mtu;
-	q.dest_qp_num = dqpn;
-	q.rq_psn = dqpn * 7919u & 0xffffff;
-	q.max_dest_rd_atomic = a->rd_atomic;
-	q.min_rnr_timer = a->min_rnr_timer;
-	q.ah_attr.is_global = 1;
-	q.ah_attr.port_num = 1;
-	q.ah_attr.grh.sgid_index = a->gid;
-	q.ah_attr.grh.hop_limit = 64;
-	q.ah_attr.grh.dgid = *dgid;
-	CHECK_EQ(droce_modify_qp(qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				 IBV_QP_MIN_RNR_TIMER), 0);
+	CHECK_EQ(fn_try_rtr_to(qp, dqpn, dgid, a), 0);
 	fn_rts(&e, a);
 }
 
