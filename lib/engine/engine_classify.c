@@ -2,10 +2,12 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Receive path: one RX burst per device and iteration, each frame classified by its headers
- * (ARP; ICMPv6 neighbour discovery; IPv4/IPv6 UDP to port 4791) and either handled here, handed
- * to its QP's transport, or dropped under a named counter. Nothing on this path allocates
- * or locks; it logs only the first drop of each reason (engine_droplog.c) unless asked for more.
+ * Receive path: up to ENGINE_RX_BURSTS bursts per device and iteration. The first stage
+ * classifies each frame of a burst by its headers (ARP; ICMPv6 neighbour discovery; IPv4/IPv6
+ * UDP to port 4791): handed to the shard that owns it, handled here, dropped under a named
+ * counter, or kept for the RoCE stages over the whole burst (engine_rx_roce.c). Nothing on
+ * this path allocates or locks; it logs only the first drop of each reason (engine_droplog.c)
+ * unless asked for more.
  */
 #include <string.h>
 
@@ -94,6 +96,24 @@ static enum frame_class classify_ipv6(const struct rte_mbuf *m, struct frame_at 
 static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
 						     struct frame_at *at)
 {
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	/* Most frames first, in four loads: untagged IPv4 without options, UDP to 4791. The
+	 * parser checks the rest. */
+	if (likely(m->data_len >= RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) +
+		   sizeof(struct rte_udp_hdr))) {
+		const struct rte_ether_hdr *eh = (const void *)d;
+		const struct rte_ipv4_hdr *ip = (const void *)(eh + 1);
+		const struct rte_udp_hdr *uh = (const void *)(ip + 1);
+
+		if (eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+		    ip->version_ihl == RTE_IPV4_VHL_DEF && ip->next_proto_id == IPPROTO_UDP &&
+		    uh->dst_port == RTE_BE16(DROCE_ROCEV2_PORT)) {
+			at->l3 = RTE_ETHER_HDR_LEN;
+			at->l4 = RTE_ETHER_HDR_LEN + sizeof(*ip);
+			return FC_ROCE;
+		}
+	}
 	switch (l2_type(m, &at->l3)) {
 	case RTE_ETHER_TYPE_ARP:
 		return FC_ARP;
@@ -104,51 +124,6 @@ static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
 	default:
 		return FC_OTHER;
 	}
-}
-
-/* A RoCE v2 frame: parse (ICRC included), check the destination GID, find the QP. */
-static __rte_always_inline void rx_roce(struct engine_lcore *lc, struct engine_dev *edev,
-					  struct rte_mbuf *m)
-{
-	struct droce_counters *c = &edev->cnt;
-	struct engine_qp *eq;
-	struct droce_pkt pkt;
-	enum droce_parse_err err;
-	enum transport_verdict v;
-	uint32_t idx, qpn, psn;
-
-	err = droce_parse_mbuf(m, 0, &pkt);
-	if (err != DROCE_PARSE_OK) {
-		c->parse_err[err]++;
-		c->rx_bad_frame++;
-		engine_drop(edev, ENGINE_DROP_PARSE(err), m);
-		goto drop;
-	}
-	qpn = droce_bth_qpn(droce_pkt_bth(&pkt));
-	psn = droce_bth_psn(droce_pkt_bth(&pkt));	/* for the drop log: m goes */
-	if (unlikely(droce_gid_is_mcast(pkt.dgid))) {
-		engine_mcast_rx(lc, edev, m, &pkt, false);	/* engine_mcast.c */
-		return;
-	}
-	if (!engine_is_our_gid(edev, pkt.dgid)) {
-		c->rx_not_our_gid++;
-		engine_drop(edev, ECNT_rx_not_our_gid, m);
-		goto drop;
-	}
-	idx = verbs_qpn_slot(qpn);
-	eq = idx < DROCE_QP_SLOTS ? edev->qps[idx] : NULL;
-	if (eq == NULL) {
-		c->rx_unknown_qp++;
-		engine_drop(edev, ECNT_rx_unknown_qp, m);
-		goto drop;
-	}
-	c->rx_roce++;
-	v = transport_rx(&lc->env, eq->t, m, &pkt);
-	engine_tdrop(edev, v, &pkt, qpn, psn);
-	engine_qp_rearm(lc, eq);
-	return;
-drop:
-	rte_pktmbuf_free(m);
 }
 
 /*
@@ -172,8 +147,14 @@ static inline unsigned int rx_owner(const struct engine_dev *edev, const struct 
 	}
 }
 
-static __rte_always_inline void rx_one(struct engine_lcore *lc, struct engine_dev *edev,
-					 struct rte_mbuf *m, bool routed)
+/*
+ * The classify stage of a burst: @p m handed to the shard that owns it, handled here (ARP,
+ * neighbour discovery), dropped, or, a RoCE v2 frame for this shard, added to @p v for the
+ * stages of engine_rx_roce.c.
+ */
+static __rte_always_inline void rx_classify(struct engine_lcore *lc, struct engine_dev *edev,
+					    struct rte_mbuf *m, bool routed,
+					    struct engine_rx_vec *v)
 {
 	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
 	enum frame_class fc = classify(m, &at);
@@ -185,7 +166,7 @@ static __rte_always_inline void rx_one(struct engine_lcore *lc, struct engine_de
 	}
 	switch (fc) {
 	case FC_ROCE:
-		rx_roce(lc, edev, m);
+		v->m[v->n++] = m;
 		return;
 	case FC_ARP:
 		edev->cnt.rx_arp++;
@@ -229,7 +210,8 @@ static inline void prefetch_frame(const struct rte_mbuf *m)
 
 /* Frames other shards received for this one's QPs (counted there as received): up to as many
  * bursts from each as a queue gives, so that a sender's ring drains as fast as it fills. */
-static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev)
+static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev,
+			      struct engine_rx_vec *v)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	unsigned int k, i, n, b, total = 0;
@@ -243,8 +225,9 @@ static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev)
 			for (i = 0; i < n; i++) {
 				if (i + 1 < n)
 					prefetch_frame(pkts[i + 1]);
-				rx_one(lc, edev, pkts[i], true);
+				rx_classify(lc, edev, pkts[i], true, v);
 			}
+			engine_rx_roce(lc, edev, v);
 			total += n;
 		} while (n == ENGINE_BURST && ++b < ENGINE_RX_BURSTS);
 	}
@@ -277,13 +260,16 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	unsigned int total = 0, bursts = 0;
 	uint16_t i, n, want = ENGINE_BURST;
+	uint64_t bytes;
+	struct engine_rx_vec v;
 
 	if (unlikely(!edev->link_up))
 		return engine_rx_link_down(edev);
+	v.n = 0;
 	if (unlikely(edev->n_loop != 0))
 		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
 	if (unlikely(edev->n_shards > 1))
-		total += rx_handed(lc, edev);
+		total += rx_handed(lc, edev, &v);
 	/* Up to ENGINE_RX_BURSTS full bursts: the receive side must keep up with what one
 	 * iteration's TX step can send (hundreds of frames), or the peer's ring fills and its
 	 * QPs stall behind backpressure. */
@@ -293,15 +279,18 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 		n = rte_eth_rx_burst(edev->port, edev->queue, pkts, want);
 		for (i = 0; i < n && i < 2; i++)
 			prefetch_mbuf(pkts[i]);
+		bytes = 0;
 		for (i = 0; i < n; i++) {
 			if (i + 2 < n)
 				prefetch_mbuf(pkts[i + 2]);
 			if (i + 1 < n)
 				prefetch_frame(pkts[i + 1]);
-			edev->cnt.rx_packets++;
-			edev->cnt.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-			rx_one(lc, edev, pkts[i], false);
+			bytes += rte_pktmbuf_pkt_len(pkts[i]);
+			rx_classify(lc, edev, pkts[i], false, &v);
 		}
+		edev->cnt.rx_packets += n;
+		edev->cnt.rx_bytes += bytes;
+		engine_rx_roce(lc, edev, &v);
 		total += n;
 	} while (n == ENGINE_BURST && ++bursts < ENGINE_RX_BURSTS);	/* want < burst: once */
 	return total;

@@ -440,8 +440,21 @@ static inline struct engine_dev *engine_shard_here(const struct transport_env *e
 }
 
 /* engine_classify.c */
-/** Receive and dispatch one burst from @p edev's port. @return frames received. */
+/** Receive and dispatch up to ENGINE_RX_BURSTS bursts from @p edev's queue (and the frames
+ *  other shards handed over). @return frames received. */
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev);
+
+/* engine_rx_roce.c */
+/** The RoCE v2 frames of one receive burst between the stages of engine_rx_roce(). */
+struct engine_rx_vec {
+	uint16_t n;
+	struct rte_mbuf *m[ENGINE_BURST];
+	struct engine_qp *eq[ENGINE_BURST];	/**< NULL: a multicast frame */
+	struct droce_pkt pkt[ENGINE_BURST];
+};
+/** Parse, look up and deliver the @p v->n frames of @p v, in order; consumes them all and
+ *  leaves @p v empty. */
+void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct engine_rx_vec *v);
 
 /* engine_neigh.c */
 struct neigh_table *engine_neigh_create(struct engine_dev *edev);
