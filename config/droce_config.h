@@ -10,6 +10,11 @@
 /** RoCE v2 UDP source ports are taken from this range (IBTA A17.3.6.1: 0xC000-0xFFFF). */
 #define DROCE_SPORT_BASE 0xC000u
 #define DROCE_SPORT_MASK 0x3FFFu
+/** The source port's steering bits (droce_flow_sport()): the destination QP's slot in the
+ *  receiver's QP table (QPN - DROCE_QPN_BASE) modulo 256, 0 for a datagram. A receiver that
+ *  spreads its QPs over N queues by slot % N (N a power of two up to 256) finds the queue in
+ *  sport & (N - 1). The other bits of the range are a hash of both QPNs (ECMP entropy). */
+#define DROCE_SPORT_STEER_MASK 0x00FFu
 
 /* ---- Verbs limits (reported by droce_query_device()) ---- */
 /** Devices (DPDK ports) in one process. */

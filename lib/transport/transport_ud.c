@@ -57,7 +57,7 @@ static int ud_flow(struct transport_env *env, struct transport_qp *t, const stru
 	f->tclass = g->traffic_class;
 	f->hop_limit = g->hop_limit;
 	f->flow_label = g->flow_label;
-	f->sport = droce_flow_sport(t->qpn, dqpn);
+	f->sport = droce_flow_sport_ud(t->qpn, dqpn);
 	t->dqpn = dqpn;
 	return 0;
 }

@@ -146,10 +146,19 @@ struct droce_hdr_fields {
 };
 
 /**
- * UDP source port for a flow between two QPs: spread over 0xC000-0xFFFF so that ECMP hashes
- * different QPs apart (IBTA A17.3.6.1), stable for the life of the pair.
+ * UDP source port for a connected flow (RC, UC, XRC) between two QPs, stable for the life of
+ * the pair, in 0xC000-0xFFFF (IBTA A17.3.6.1). The low byte (DROCE_SPORT_STEER_MASK) is the
+ * destination QP's slot, (@p dst_qpn - DROCE_QPN_BASE) & 0xFF, so that a receiver serving
+ * its QPs from N queues by slot % N (N a power of two) can steer on sport & (N - 1); bits
+ * 8-13 hash both QPNs, so that ECMP still tells pairs apart. Receivers do not check it.
  */
 uint16_t droce_flow_sport(uint32_t src_qpn, uint32_t dst_qpn);
+
+/**
+ * UDP source port for a datagram (UD) flow: as droce_flow_sport(), with a low byte of 0
+ * (a receiver's UD QPs are served by its first queue).
+ */
+uint16_t droce_flow_sport_ud(uint32_t src_qpn, uint32_t dst_qpn);
 
 /** Bytes of Ethernet + IP + UDP for a flow. */
 static inline uint32_t droce_flow_l2l4_len(const struct droce_flow *f)

@@ -13,9 +13,16 @@
 #include "droce_wire.h"
 #include "wire_private.h"
 
+uint16_t droce_flow_sport_ud(uint32_t src_qpn, uint32_t dst_qpn)
+{
+	return DROCE_SPORT_BASE | (rte_jhash_2words(src_qpn, dst_qpn, 0x526f4345) &
+				   DROCE_SPORT_MASK & ~DROCE_SPORT_STEER_MASK);
+}
+
 uint16_t droce_flow_sport(uint32_t src_qpn, uint32_t dst_qpn)
 {
-	return DROCE_SPORT_BASE | (rte_jhash_2words(src_qpn, dst_qpn, 0x526f4345) & DROCE_SPORT_MASK);
+	return droce_flow_sport_ud(src_qpn, dst_qpn) |
+	       ((dst_qpn - DROCE_QPN_BASE) & DROCE_SPORT_STEER_MASK);
 }
 
 static uint8_t *put_ipv6(uint8_t *p, const struct droce_flow *f, uint32_t l4_len, uint8_t ttl)

@@ -8,7 +8,10 @@
  * - each rejection reason comes from the frame that deserves it, and only from it;
  * - every truncation of a valid frame is rejected, and random, truncated and mutated frames
  *   never make the parser read outside the frame (buffers are exact-size heap blocks, so ASan
- *   sees any overread) and never yield an inconsistent view.
+ *   sees any overread) and never yield an inconsistent view;
+ * - the UDP source ports: in 0xC000-0xFFFF, the low byte the destination's QP slot (0 for a
+ *   datagram), so that sport & (N - 1) is the receiving shard of N, the rest spread over QP
+ *   pairs.
  */
 
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include <rte_ip.h>
 
 #include "check.h"
+#include "droce_config.h"
 #include "wire_test_frames.h"
 
 static uint8_t frame[FRAME_MAX];
@@ -327,8 +331,43 @@ static void test_truncation_and_mutation(void)
 	printf("mutation: %u of 300000 mutated frames still valid (no or masked changes)\n", accepted);
 }
 
+static void test_sport(void)
+{
+	uint8_t seen[64] = { 0 };
+	unsigned int i, n, spread = 0;
+
+	for (i = 0; i < 100000; i++) {
+		uint32_t src = (uint32_t)rand() & DROCE_QPN_MASK, dst = (uint32_t)rand() & DROCE_QPN_MASK;
+		uint16_t rc, ud;
+
+		if (i < DROCE_MAX_QP)	/* the QPNs droce hands out, then any 24-bit one */
+			dst = DROCE_QPN_BASE + i;
+		else if (i == DROCE_MAX_QP)
+			dst = DROCE_GSI_QPN;
+		rc = droce_flow_sport(src, dst);
+		ud = droce_flow_sport_ud(src, dst);
+		EXPECT(rc >= 0xC000 && ud >= 0xC000, "sport %#x/%#x of %#x -> %#x", rc, ud, src, dst);
+		EXPECT_EQ(rc, droce_flow_sport(src, dst), "sport of %#x -> %#x stable", src, dst);
+		EXPECT_EQ(rc & DROCE_SPORT_STEER_MASK, (dst - DROCE_QPN_BASE) & 0xFF,
+			  "sport %#x carries the slot of %#x", rc, dst);
+		for (n = 1; n <= 256; n *= 2)
+			if (dst >= DROCE_QPN_BASE && dst < DROCE_QPN_BASE + DROCE_MAX_QP)
+				EXPECT_EQ(rc & (n - 1), (dst - DROCE_QPN_BASE) % n,
+					  "sport %#x names shard (slot %% %u) of %#x", rc, n, dst);
+		EXPECT_EQ(ud & DROCE_SPORT_STEER_MASK, 0, "UD sport %#x names shard 0", ud);
+		EXPECT_EQ(ud, rc & ~DROCE_SPORT_STEER_MASK, "UD and RC sports share their hash");
+	}
+	/* ECMP: one destination, many sources: the hash bits take all their values. */
+	for (i = 0; i < 4096; i++)
+		seen[(droce_flow_sport(DROCE_QPN_BASE + i, DROCE_QPN_BASE) >> 8) & 0x3F] = 1;
+	for (i = 0; i < 64; i++)
+		spread += seen[i];
+	EXPECT_EQ(spread, 64, "sources to one QP spread over %u of 64 hash values", spread);
+}
+
 int main(void)
 {
+	test_sport();
 	test_roundtrips();
 	test_build_errors();
 	test_reasons();
