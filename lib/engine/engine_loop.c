@@ -109,13 +109,35 @@ static unsigned int tx_dev(struct engine_lcore *lc, struct engine_dev *edev)
 	return work;
 }
 
+/*
+ * The device's neighbour table changed (an address resolved or failed): the QPs of this shard
+ * whose path waited try again now rather than at their deadline. One atomic load per device
+ * and iteration otherwise.
+ */
+static void path_wake(struct engine_lcore *lc, struct engine_dev *edev)
+{
+	uint32_t gen = engine_neigh_gen(edev), i;
+
+	if (likely(gen == edev->neigh_seen))
+		return;
+	edev->neigh_seen = gen;
+	for (i = 0; i < lc->n_qps; i++) {
+		struct engine_qp *eq = lc->qps[i];
+
+		if (eq->edev == edev && eq->t != NULL && transport_path_wake(eq->t))
+			engine_qp_rearm(lc, eq);
+	}
+}
+
 static unsigned int tx_qps(struct engine_lcore *lc)
 {
 	unsigned int d, work = 0;
 
 	verbs_owner_doorbells(&lc->owner, doorbell, lc);
-	for (d = 0; d < lc->n_dev; d++)
+	for (d = 0; d < lc->n_dev; d++) {
+		path_wake(lc, lc->devs[d]);
 		work += tx_dev(lc, lc->devs[d]);
+	}
 	return work;
 }
 

@@ -65,6 +65,8 @@ struct neigh_table {
 	struct rte_hash *h;
 	struct neigh_entry e[NEIGH_ENTRIES];
 	uint32_t n_pending;	/**< INCOMPLETE entries (atomics: engine_neigh_timers() peeks) */
+	uint32_t gen;		/**< entries resolved or failed so far (atomic: every shard
+				 *   reads it, engine_neigh_gen()) */
 	uint64_t next_check;	/**< earliest 'when' of them */
 };
 
@@ -295,8 +297,10 @@ static void learn(struct engine_lcore *lc, struct engine_dev *edev, const uint8_
 		return;
 	if (e->state == NS_INCOMPLETE)
 		__atomic_fetch_sub(&nt->n_pending, 1, __ATOMIC_RELAXED);
-	if (e->state != NS_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac))
+	if (e->state != NS_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac)) {
 		edev->cnt.neigh_resolved++;
+		__atomic_fetch_add(&nt->gen, 1, __ATOMIC_RELEASE);	/* wake the waiting QPs */
+	}
 	rte_ether_addr_copy(mac, &e->mac);
 	e->state = NS_REACHABLE;
 	e->tries = 0;
@@ -379,6 +383,7 @@ static unsigned int retry(struct engine_lcore *lc, struct engine_dev *edev,
 		e->when = lc->env.now + interval;
 		__atomic_fetch_sub(&edev->neigh->n_pending, 1, __ATOMIC_RELAXED);
 		edev->cnt.neigh_failed++;
+		__atomic_fetch_add(&edev->neigh->gen, 1, __ATOMIC_RELEASE);	/* their answer */
 		return 0;
 	}
 	e->tries++;
@@ -544,9 +549,14 @@ static void neigh_lock(struct neigh_table *nt)
 	}
 }
 
+uint32_t engine_neigh_gen(const struct engine_dev *edev)
+{
+	return __atomic_load_n(&edev->neigh->gen, __ATOMIC_ACQUIRE);
+}
+
 /* The transport's resolution, on its data path: never waits for the lock. Another shard
- * holding it is answered -EAGAIN, as a resolution under way is (the WQE waits; tried again at
- * the QP's next pass). */
+ * holding it is answered -EAGAIN, as a resolution under way is (the QP's TX waits for a
+ * change of the table or TRANSPORT_PATH_RETRY_US: transport_path_park()). */
 int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow)
 {

@@ -190,6 +190,7 @@ struct engine_dev {
 	unsigned int n_gid;
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
 	struct neigh_table *neigh;
+	uint32_t neigh_seen;		/**< engine_neigh_gen() when this shard last looked */
 	struct engine_qp *qps[DROCE_QP_SLOTS];	/**< by verbs_qpn_slot() (owner only) */
 	/* The device's QPs the TX step visits (engine_loop.c): those whose doorbell rang and those the
 	 * engine touched (RX, timer, modify) until they have no TX work left. Per device, so a
@@ -470,6 +471,9 @@ unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *ede
 /** transport_env.resolve. */
 int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow);
+/** How many times an entry of @p edev's table was resolved or failed: a change wakes the QPs
+ *  whose path waits (engine_loop.c). */
+uint32_t engine_neigh_gen(const struct engine_dev *edev);
 /** Is @p addr (16 bytes, GID form) one of @p edev's GIDs? */
 bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16]);
 

@@ -182,6 +182,9 @@ void transport_qp_info(const struct transport_qp *t, struct transport_qp_info *o
 
 /** TSC of the QP's next timer (retransmit, RNR wait, ACK coalescing), or UINT64_MAX. */
 uint64_t transport_deadline(const struct transport_qp *t);
+/** The neighbour table changed: a QP whose TX waits for its path's resolution tries again.
+ *  @return whether it was waiting (the caller then has it visited). */
+bool transport_path_wake(struct transport_qp *t);
 /** Called by the engine when env->now >= transport_deadline(t). */
 void transport_timeout(struct transport_env *env, struct transport_qp *t);
 

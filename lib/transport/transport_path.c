@@ -29,6 +29,7 @@ void transport_path_set(struct transport_qp *t)
 	memcpy(f->dgid, g->dgid.raw, 16);
 	t->flow_ok = av->attr.is_global;
 	t->flow_resolved = false;
+	t->path_wait = false;
 }
 
 bool transport_path_matches(const struct transport_qp *t, const struct droce_pkt *pkt)
@@ -46,9 +47,33 @@ int transport_path_ready(struct transport_env *env, struct transport_qp *t)
 	if (t->flow_resolved)
 		return 0;
 	rc = env->resolve(env, t->dev, &t->flow);
-	if (rc == 0)
+	if (rc == 0) {
 		t->flow_resolved = true;
+		return 0;
+	}
+	return transport_path_park(env, t, rc);
+}
+
+/*
+ * A path that cannot be used yet parks the QP's TX instead of asking again at every pass:
+ * until the engine sees the neighbour table change (transport_path_wake()) or, at the latest,
+ * TRANSPORT_PATH_RETRY_US later (transport_deadline(), transport_timeout()).
+ */
+int transport_path_park(struct transport_env *env, struct transport_qp *t, int rc)
+{
+	if (rc == -EAGAIN || rc == -EHOSTUNREACH) {
+		t->path_wait = true;
+		t->path_next = env->now + env->hz * TRANSPORT_PATH_RETRY_US / 1000000;
+	}
 	return rc;
+}
+
+bool transport_path_wake(struct transport_qp *t)
+{
+	bool waited = t->path_wait;
+
+	t->path_wait = false;
+	return waited;
 }
 
 struct rte_mbuf *transport_pkt_alloc(const struct transport_env *env, uint32_t len)

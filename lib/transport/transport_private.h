@@ -39,6 +39,9 @@ extern int transport_logtype;
 #define TRANSPORT_MAX_UNACKED 512
 /** Request packets between two AckReq bits inside one long message (as rxe does). */
 #define TRANSPORT_ACKREQ_EVERY 32
+/** A QP whose path waits for its resolution tries again after this long at the latest (the
+ *  engine wakes it sooner when the neighbour table changes: transport_path_wake()). */
+#define TRANSPORT_PATH_RETRY_US 100
 /** Responder output queue entries (ACK/NAK, READ responses, atomic ACKs): every queued
  *  READ/atomic response (at most DROCE_MAX_RD_ATOM) with an ACK after each, and room to spare. */
 #define TRANSPORT_OUT_SIZE (2 * DROCE_MAX_RD_ATOM + 64)
@@ -215,6 +218,10 @@ struct transport_qp {
 	uint8_t max_rd_atomic;
 	bool flow_ok;			/**< AV known */
 	bool flow_resolved;		/**< MACs filled by env->resolve() */
+	/** The path's resolution is under way or failed (env->resolve(): -EAGAIN,
+	 *  -EHOSTUNREACH): no TX until path_next or transport_path_wake(). */
+	bool path_wait;
+	uint64_t path_next;		/**< TSC: when a waiting path is tried again */
 	struct droce_flow flow;
 	struct transport_req req;
 	struct transport_resp resp;
@@ -273,6 +280,9 @@ void transport_forget_wqes(struct transport_qp *t);
 /* transport_path.c */
 /** The path is known and its MACs resolved; -EAGAIN while resolving, -ENOTCONN without AV. */
 int transport_path_ready(struct transport_env *env, struct transport_qp *t);
+/** After env->resolve() answered @p rc for @p t's path: wait (path_wait) on -EAGAIN and
+ *  -EHOSTUNREACH. @return @p rc. */
+int transport_path_park(struct transport_env *env, struct transport_qp *t, int rc);
 void transport_path_set(struct transport_qp *t);
 /**
  * Does @p pkt come from the QP's peer and go to the QP's own address (source address = the

@@ -228,6 +228,8 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 			verbs_rq_next(t->qp);
 		return resp_tx(env, t, budget);	/* the NAK that ended the QP */
 	}
+	if (unlikely(t->path_wait))
+		return 0;	/* as transport_tx_pending() says */
 	n = resp_tx(env, t, budget);
 	if (t->type != IBV_QPT_RC)
 		return n + ureq_tx(env, t, budget - n);
@@ -240,6 +242,8 @@ bool transport_tx_pending(const struct transport_qp *t)
 
 	if (st == IBV_QPS_RESET)
 		return false;
+	if (unlikely(t->path_wait) && st != IBV_QPS_ERR)
+		return false;	/* no frame can leave: its deadline or transport_path_wake() */
 	if (resp_pending(t))
 		return true;
 	if (st == IBV_QPS_ERR)
@@ -253,6 +257,8 @@ uint64_t transport_deadline(const struct transport_qp *t)
 {
 	uint64_t d = RTE_MIN(t->req.rto_deadline, t->req.rnr_deadline);
 
+	if (unlikely(t->path_wait))
+		d = RTE_MIN(d, t->path_next);
 	return unlikely(t->cc.wait) ? RTE_MIN(d, t->cc.tx_next) : d;
 }
 
@@ -264,6 +270,8 @@ void transport_timeout(struct transport_env *env, struct transport_qp *t)
 	st = transport_state(t);
 	if (t->cc.wait && (int64_t)(env->now - t->cc.tx_next) >= 0)
 		t->cc.wait = false;	/* the requester looks at its pacer again */
+	if (t->path_wait && (int64_t)(env->now - t->path_next) >= 0)
+		t->path_wait = false;	/* the path is tried again */
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
 	comp_timeout(env, t);

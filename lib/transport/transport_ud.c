@@ -50,8 +50,8 @@ static int ud_flow(struct transport_env *env, struct transport_qp *t, const stru
 		memcpy(f->dgid, g->dgid.raw, 16);
 		t->flow_resolved = false;
 		rc = env->resolve(env, t->dev, f);
-		if (rc != 0)
-			return rc;	/* -EAGAIN: the WQE waits; -EHOSTUNREACH: see below */
+		if (rc != 0)	/* -EAGAIN: the WQE waits; -EHOSTUNREACH: see below */
+			return transport_path_park(env, t, rc);
 		t->flow_resolved = true;
 	}
 	f->tclass = g->traffic_class;

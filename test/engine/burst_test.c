@@ -116,19 +116,6 @@ static void ud_rts(struct droce_qp *qp)
 	}
 }
 
-/* The GID index of the device's IPv4 address. */
-static int v4_gid_index(void)
-{
-	union ibv_gid g, want;
-
-	v4_gid(want.raw, "10.1.0.1");
-	for (int i = 0; i < 8; i++)
-		if (droce_query_gid(d.ctx, 1, i, &g) == 0 && memcmp(&g, &want, 16) == 0)
-			return i;
-	CHECK(!"no IPv4 GID");
-	return -1;
-}
-
 /* Exactly @p n completions, in CQ order. */
 static void poll_n(struct ibv_wc *wc, int n)
 {
@@ -158,7 +145,7 @@ static void test_rc_runs(void)
 	unsigned int acks = 0;
 	uint8_t out[2048];
 	uint32_t len;
-	int sgid = v4_gid_index();
+	int sgid = et_gid_index_v4(&d);
 
 	rc_rtr(a, 0x900, sgid);
 	rc_rtr(b, 0x901, sgid);

@@ -110,6 +110,21 @@ static inline uint32_t et_take(struct et_dut *d, void *buf, uint32_t size)
 	return len;
 }
 
+/* The GID index of the DUT's IPv4 address (10.1.0.1). */
+static inline int et_gid_index_v4(struct et_dut *d)
+{
+	union ibv_gid g, want;
+
+	memset(&want, 0, sizeof(want));
+	want.raw[10] = want.raw[11] = 0xff;
+	CHECK(inet_pton(AF_INET, "10.1.0.1", &want.raw[12]) == 1);
+	for (int i = 0; i < 8; i++)
+		if (droce_query_gid(d->ctx, 1, i, &g) == 0 && memcmp(&g, &want, 16) == 0)
+			return i;
+	CHECK(!"no IPv4 GID");
+	return -1;
+}
+
 /* Drive the inline engine @p n iterations. */
 static inline void et_poll(struct et_dut *d, int n)
 {

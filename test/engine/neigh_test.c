@@ -11,6 +11,7 @@
 #include <rte_ip.h>
 
 #include "et.h"
+#include "qp_attr.h"
 
 static struct et_dut d;
 static uint8_t frame[2048];
@@ -278,6 +279,70 @@ static void test_nd(void)
 	CHECK_EQ(after.rx_nd - before.rx_nd, 4);
 }
 
+/*
+ * A QP whose peer's MAC is being resolved waits for it without asking at every pass
+ * (transport_path_park()); the ARP reply wakes it in the same iteration (the table's change,
+ * engine_neigh_gen()), and its SEND leaves then, once.
+ */
+static void test_qp_waits_for_path(void)
+{
+	static const struct rte_ether_addr peer = { { 2, 0, 0, 0, 0, 0x21 } };
+	const struct rte_ether_hdr *eh = (void *)frame;
+	struct droce_pd *pd = droce_alloc_pd(d.ctx);
+	struct droce_cq *cq = droce_create_cq(d.ctx, 8, NULL, NULL, 0);
+	struct droce_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 16 } };
+	static const enum ibv_qp_attr_mask mask[] = {
+		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+		IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+		IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC };
+	uint32_t msg = 0x5157, len;
+	struct ibv_sge sge = { .addr = (uintptr_t)&msg, .length = sizeof(msg) };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE }, *bad;
+	struct droce_counters before = et_counters(&d), after;
+	struct ibv_qp_attr a;
+	struct droce_qp *qp;
+	struct droce_pkt pkt;
+	int st;
+
+	CHECK(pd != NULL && cq != NULL);
+	ia.send_cq = ia.recv_cq = cq;
+	qp = droce_create_qp(pd, &ia);
+	CHECK(qp != NULL);
+	test_qp_attr_fill(&a);
+	a.ah_attr.grh.sgid_index = (uint8_t)et_gid_index_v4(&d);
+	gid_v4(a.ah_attr.grh.dgid.raw, "10.1.0.21");
+	for (st = IBV_QPS_INIT; st <= IBV_QPS_RTS; st++) {
+		a.qp_state = (enum ibv_qp_state)st;
+		CHECK_EQ(droce_modify_qp(qp, &a, (int)mask[st - IBV_QPS_INIT]), 0);
+	}
+	CHECK_EQ(droce_post_send(qp, &wr, &bad), 0);
+	et_poll(&d, 3);
+	/* One ARP request, nothing else: the SEND waits for the MAC. */
+	CHECK(et_take(&d, frame, sizeof(frame)) >= 42);
+	CHECK_EQ(rte_be_to_cpu_16(eh->ether_type), RTE_ETHER_TYPE_ARP);
+	CHECK_EQ(et_take(&d, frame, sizeof(frame)), 0);
+	et_inject(&d, frame, arp_frame(RTE_ARP_OP_REPLY, &peer, "10.1.0.21", &d.mac, "10.1.0.1"));
+	et_poll(&d, 1);
+	len = et_take(&d, frame, sizeof(frame));
+	CHECK(len > 0);
+	CHECK_EQ(droce_parse(frame, len, 0, &pkt), DROCE_PARSE_OK);
+	CHECK_EQ(pkt.opcode, DROCE_OP_RC_SEND_ONLY);
+	CHECK(rte_is_same_ether_addr(&eh->dst_addr, &peer));
+	CHECK_EQ(droce_bth_qpn(droce_pkt_bth(&pkt)), a.dest_qp_num);
+	CHECK_EQ(et_take(&d, frame, sizeof(frame)), 0);
+	after = et_counters(&d);
+	CHECK_EQ(after.neigh_resolved - before.neigh_resolved, 1);
+	CHECK_EQ(after.tx_packets - before.tx_packets, 2);	/* the request and the SEND */
+	CHECK_EQ(droce_destroy_qp(qp), 0);
+	CHECK_EQ(droce_destroy_cq(cq), 0);
+	CHECK_EQ(droce_dealloc_pd(pd), 0);
+}
+
 int main(int argc, char **argv)
 {
 	et_setup(&d, argc, argv);
@@ -286,6 +351,7 @@ int main(int argc, char **argv)
 	test_arp_resolve();
 	test_timeout_and_static();
 	test_nd();
+	test_qp_waits_for_path();
 	CHECK_EQ(droce_close_device(d.ctx), 0);
 	printf("neigh: ok\n");
 	return 0;

@@ -561,6 +561,53 @@ static void resolve_pending(void)
 	printf("mac_resolution_pending_then_sent: ok\n");
 }
 
+/*
+ * A path waiting for its resolution parks the QP's TX: no resolution is asked for again at
+ * the next passes, until TRANSPORT_PATH_RETRY_US (100 us) later or a wake from the engine
+ * (the neighbour table changed); then the WRITE goes, once.
+ */
+static void path_wait_parks(void)
+{
+	const uint64_t retry = TT_HZ / 10000;	/* 100 us */
+	struct tt_opts o;
+	struct tt_qp *q;
+	uint64_t t0;
+
+	tt_opts_default(&o);
+	q = fresh(&o);
+	tt.resolve_fail = 3;
+	tt_fill(lbuf, 64, 9);
+	post(q, 1, IBV_WR_RDMA_WRITE, lbuf, 64, rbuf, 0);
+	t0 = tt.env.now;
+	CHECK(transport_tx_pending(q->t));
+	tt_step(&tt);					/* asks: -EAGAIN */
+	CHECK_EQ(tt.resolve_fail, 2);
+	CHECK(!transport_tx_pending(q->t));
+	CHECK_EQ(transport_deadline(q->t), t0 + retry);
+	tt_step(&tt);					/* parked: asks nothing */
+	tt_step(&tt);
+	CHECK_EQ(tt.resolve_fail, 2);
+	CHECK(!transport_path_wake(q->peer->t));	/* the peer's path was not waiting */
+	CHECK(transport_path_wake(q->t));		/* the table changed: ask again */
+	CHECK(!transport_path_wake(q->t));
+	CHECK(transport_tx_pending(q->t));
+	tt_step(&tt);					/* -EAGAIN: parked again */
+	CHECK_EQ(tt.resolve_fail, 1);
+	CHECK(!transport_tx_pending(q->t));
+	tt.env.now = transport_deadline(q->t) - 1;
+	tt_timers(&tt);
+	CHECK(!transport_tx_pending(q->t));		/* not yet */
+	tt.env.now++;
+	tt_timers(&tt);
+	CHECK(transport_tx_pending(q->t));		/* its deadline */
+	tt_step(&tt);					/* the last -EAGAIN */
+	CHECK_EQ(tt.resolve_fail, 0);
+	wait_ok(q->scq, 1);
+	CHECK(memcmp(lbuf, rbuf, 64) == 0);
+	CHECK_EQ(tt.cnt[0].retransmits, 0);
+	printf("path_wait_parks_until_deadline_or_wake: ok\n");
+}
+
 /* Many QP pairs at once. */
 static void many_qps(void)
 {
@@ -622,6 +669,7 @@ int main(int argc, char **argv)
 	admission();
 	opcode_sequence_missing_last();
 	resolve_pending();
+	path_wait_parks();
 	many_qps();
 	return 0;
 }
