@@ -453,9 +453,18 @@ struct engine_rx_vec {
 	struct engine_qp *eq[ENGINE_BURST];	/**< NULL: a multicast frame */
 	struct droce_pkt pkt[ENGINE_BURST];
 };
+/** engine_rx_roce() of a burst with frames. */
+void engine_rx_roce_burst(struct engine_lcore *lc, struct engine_dev *edev,
+			  struct engine_rx_vec *v);
 /** Parse, look up and deliver the @p v->n frames of @p v, in order; consumes them all and
- *  leaves @p v empty. */
-void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct engine_rx_vec *v);
+ *  leaves @p v empty. An empty burst (most polls of an idle or handed-to queue) costs a test,
+ *  not a call. */
+static inline void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *edev,
+				  struct engine_rx_vec *v)
+{
+	if (v->n != 0)
+		engine_rx_roce_burst(lc, edev, v);
+}
 
 /* engine_neigh.c */
 struct neigh_table *engine_neigh_create(struct engine_dev *edev);

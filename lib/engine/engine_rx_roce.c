@@ -124,10 +124,9 @@ static void stage_deliver(struct engine_lcore *lc, struct engine_dev *edev,
 	}
 }
 
-void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *edev, struct engine_rx_vec *v)
+void engine_rx_roce_burst(struct engine_lcore *lc, struct engine_dev *edev,
+			  struct engine_rx_vec *v)
 {
-	if (v->n == 0)
-		return;
 	stage_parse(edev, v);
 	stage_lookup(edev, v);
 	stage_deliver(lc, edev, v);
