@@ -327,17 +327,28 @@ static void least_loaded(struct engine_lcore **out, unsigned int n)
 	}
 }
 
-/* Shards for @p dev: [engine] lcores_per_device, no more than its port has queue pairs (a
- * ring-pair device without its port yet will have ENV_PAIR_QUEUES). */
+/* Shards for @p dev: its lcores_per_device, else [engine]'s, no more than its port has queue
+ * pairs (a ring-pair device without its port yet will have ENV_PAIR_QUEUES). @return them, or
+ * 0 when the device asks for more lcores than the engine has. */
 static unsigned int shards_wanted(struct droce_device *dev)
 {
+	const struct droce_device_cfg *cfg = verbs_device_cfg(dev);
+	unsigned int lcores = engine_cfg.inline_mode ? 1 : engine_cfg.n_lcores;
 	int port = verbs_device_port(dev);
 	unsigned int n = engine_cfg.per_device;
 	unsigned int max = port >= 0 ? env_port_max_queues((uint16_t)port) : ENV_PAIR_QUEUES;
 
+	if (cfg->lcores_per_device != 0)
+		n = cfg->lcores_per_device == DROCE_LCORES_ALL ? lcores : cfg->lcores_per_device;
+	if (n > lcores) {
+		ENGINE_LOG(ERR, "%s: lcores_per_device %u: %s", cfg->name, n,
+			   engine_cfg.inline_mode ? "the inline engine is one instance" :
+			   "more than the engine lcores");
+		return 0;
+	}
 	if (max != 0 && max < n) {
 		ENGINE_LOG(INFO, "%s: port %d has %u queue pairs: %u engine lcores serve it, not %u",
-			   verbs_device_cfg(dev)->name, port, max, max, n);
+			   cfg->name, port, max, max, n);
 		n = max;
 	}
 	return RTE_MAX(n, 1u);
@@ -354,6 +365,8 @@ static int open_locked(struct droce_device *dev)
 	if (edev == NULL)
 		return -ENOMEM;
 	n = shards_wanted(dev);
+	if (n == 0)
+		return -EINVAL;
 	gid_cache(edev);
 	if (engine_shards_make(edev, n) != 0)
 		return -ENOMEM;

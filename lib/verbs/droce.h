@@ -194,13 +194,21 @@ struct droce_device_cfg {
 	uint16_t mtu;			/**< Ethernet MTU; 0 means 1500 */
 	unsigned int n_neigh;
 	struct droce_neigh_cfg neigh[DROCE_DEVICE_MAX_NEIGH];	/**< INI: neigh = ADDR@MAC, ... */
+	/** Engine lcores serving the device (INI: lcores_per_device = N|all); 0: [engine]
+	 *  lcores_per_device; DROCE_LCORES_ALL: every engine lcore. The two devices of a ring
+	 *  pair must say the same. */
+	uint16_t lcores_per_device;
 };
+
+/** droce_device_cfg.lcores_per_device: every engine lcore. */
+#define DROCE_LCORES_ALL UINT16_MAX
 
 /**
  * Add a device at run time (the same as a [device NAME] section of the INI file).
  * Initialises droce (configuration, EAL) first if needed.
  *
- * @return 0, or -EINVAL (bad name, MTU below 576, no devargs and no ring pair), -EEXIST (a
+ * @return 0, or -EINVAL (bad name, MTU below 576, no devargs and no ring pair, a ring-pair
+ *   partner with another lcores_per_device), -EEXIST (a
  *   device of that name exists), -ENOSPC (DROCE_MAX_DEVICES reached), -ENODEV (the DPDK port
  *   could not be probed), -EIO (EAL could not be initialised).
  */
@@ -230,7 +238,9 @@ __be64 droce_get_device_guid(struct droce_device *device);
 
 /**
  * Open a device (ibv_open_device(3)).
- * @return A context, or NULL with errno EINVAL (NULL device), ENOMEM, EMFILE (no eventfd).
+ * @return A context, or NULL with errno EINVAL (NULL device; or its lcores_per_device more
+ *   than the engine has lcores, or above 1 with the inline engine), ENOMEM, EMFILE (no
+ *   eventfd), EIO (the engine could not start: its configuration, its port).
  */
 struct droce_context *droce_open_device(struct droce_device *device);
 /**

@@ -148,6 +148,23 @@ static int parse_mtu(const char *val, uint16_t *mtu)
 	return 0;
 }
 
+/* lcores_per_device: a count from 1, or "all". */
+static int parse_lcores(const char *val, uint16_t *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (strcmp(val, "all") == 0) {
+		*n = DROCE_LCORES_ALL;
+		return 0;
+	}
+	v = strtoul(val, &end, 10);
+	if (end == val || *end != '\0' || v == 0 || v >= DROCE_LCORES_ALL)
+		return -EINVAL;
+	*n = (uint16_t)v;
+	return 0;
+}
+
 /* One key of a [device] section. */
 static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char *val)
 {
@@ -173,6 +190,8 @@ static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char
 		return parse_mtu(val, &d->mtu);
 	if (strcmp(key, "neigh") == 0)
 		return parse_neigh_list(val, d);
+	if (strcmp(key, "lcores_per_device") == 0)
+		return parse_lcores(val, &d->lcores_per_device);
 	return -EINVAL;
 }
 

@@ -119,6 +119,12 @@ static int join_pair(struct droce_device *a, struct droce_device *b)
 {
 	uint16_t pa, pb;
 
+	if (a->cfg.lcores_per_device != b->cfg.lcores_per_device) {
+		/* Shard k of one side transmits on queue k, which shard k of the other polls. */
+		VERBS_LOG(ERR, "ring pair %s: %s and %s have different lcores_per_device",
+			  a->cfg.ring_pair, a->cfg.name, b->cfg.name);
+		return -EINVAL;
+	}
 	if (env_port_pair(a->cfg.ring_pair, a->cfg.name, b->cfg.name, &pa, &pb) != 0) {
 		VERBS_LOG(ERR, "cannot join ring pair %s", a->cfg.ring_pair);
 		return -ENODEV;

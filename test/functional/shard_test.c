@@ -22,9 +22,12 @@
  *                              handoff drops nothing (the ring pair does not either)
  *   shard_test lcore arp       ARP storm: QPs of every shard on both devices resolving
  *                              addresses nobody has, while the 64 pairs run (as handoff)
- *   shard_test lcore badcfg    lcores_per_device above the engine lcores, 0, not a number,
- *                              or with the inline engine: droce_open_device() fails (EIO) on
- *                              both devices, which are still listed (a child process per
+ *   shard_test lcore badcfg    [engine] lcores_per_device above the engine lcores, 0, not a
+ *                              number, or with the inline engine: droce_open_device() fails
+ *                              (EIO) on both devices, which are still listed; a [device]
+ *                              lcores_per_device above the engine lcores or 2 inline: open
+ *                              fails EINVAL; the two devices of the ring pair disagreeing, 0,
+ *                              not a number: no device list (EIO) (a child process per
  *                              configuration, made from the test's own INI)
  *
  * ARP frames are only those droce itself sends (requests for unresolvable addresses): a
@@ -637,8 +640,10 @@ static void arp(void)
 /* ---- Bad lcores_per_device ---- */
 
 /* Copy the test's INI to @p out, its [engine] lcores_per_device = @p per (and with
- * lcores = @p lcores if not NULL). */
-static void ini_variant(const char *out, const char *per, const char *lcores)
+ * lcores = @p lcores if not NULL, and [device droceK] lcores_per_device = @p dev[K] where not
+ * NULL). */
+static void ini_variant(const char *out, const char *per, const char *lcores,
+			const char *const dev[2])
 {
 	const char *in_path = getenv("DROCE_CONFIG");
 	char line[1024];
@@ -658,49 +663,66 @@ static void ini_variant(const char *out, const char *per, const char *lcores)
 		fputs(line, o);
 		if (strncmp(line, "[engine]", 8) == 0)
 			fprintf(o, "lcores_per_device = %s\n", per);
+		for (int k = 0; k < 2; k++) {
+			char sec[32];
+
+			snprintf(sec, sizeof(sec), "[device droce%d]", k);
+			if (dev[k] != NULL && strncmp(line, sec, strlen(sec)) == 0)
+				fprintf(o, "lcores_per_device = %s\n", dev[k]);
+		}
 	}
 	fclose(in);
 	CHECK_EQ(fclose(o), 0);
 }
 
-/* The child: both devices are listed, neither opens (EIO), nothing is left running. */
-static int badcfg_child(void)
+/* The child: both devices are listed and neither opens (errno @p err: EIO for a bad [engine]
+ * key, EINVAL for a device's), nothing is left running; or (@p err 0) the configuration is
+ * refused whole (a ring pair whose devices disagree: no list, EIO). */
+static int badcfg_child(int err)
 {
 	struct droce_device **list;
 	int n, i;
 
+	errno = 0;
 	list = droce_get_device_list(&n);
+	if (err == 0) {
+		CHECK(list == NULL);
+		CHECK_EQ(errno, EIO);
+		return 0;
+	}
 	CHECK(list != NULL && n == 2);
 	for (i = 0; i < 2; i++) {
 		errno = 0;
 		CHECK(droce_open_device(list[i]) == NULL);
-		CHECK_EQ(errno, EIO);
+		CHECK_EQ(errno, err);
 	}
 	droce_free_device_list(list);
 	return 0;
 }
 
-static void badcfg_run(const char *per, const char *lcores)
+static void badcfg_run(const char *per, const char *lcores, const char *const dev[2],
+		       const char *expect)
 {
 	char ini[64];
 	pid_t pid;
 	int st;
 
 	snprintf(ini, sizeof(ini), "/tmp/droce-shard-%d.ini", (int)getpid());
-	ini_variant(ini, per, lcores);
+	ini_variant(ini, per, lcores, dev);
 	fflush(NULL);
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		setenv("DROCE_CONFIG", ini, 1);
-		execl("/proc/self/exe", "shard_test", "lcore", "badcfg-child", (char *)NULL);
+		execl("/proc/self/exe", "shard_test", "lcore", expect, (char *)NULL);
 		_exit(127);
 	}
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	unlink(ini);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fprintf(stderr, "lcores_per_device = %s%s%s: child status 0x%x\n", per,
-			lcores != NULL ? ", lcores = " : "", lcores != NULL ? lcores : "", st);
+		fprintf(stderr, "lcores_per_device = %s%s%s, devices %s/%s, %s: child status 0x%x\n",
+			per, lcores != NULL ? ", lcores = " : "", lcores != NULL ? lcores : "",
+			dev[0] != NULL ? dev[0] : "-", dev[1] != NULL ? dev[1] : "-", expect, st);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -710,18 +732,33 @@ static void badcfg(void)
 	unsigned int n = rte_lcore_count() - 1;	/* the engine lcores of the test's INI */
 	char more[16];
 
+	const char *const none[2] = { NULL, NULL }, *const more2[2] = { more, more };
+	const char *const inl[2] = { "2", "2" }, *const differ[2] = { "1", "2" };
+	const char *const zero[2] = { "0", "0" }, *const word[2] = { "two", "two" };
+
 	snprintf(more, sizeof(more), "%u", n + 1);
-	badcfg_run(more, NULL);
-	badcfg_run("0", NULL);
-	badcfg_run("two", NULL);
-	badcfg_run("2", "");		/* inline: one instance */
+	badcfg_run(more, NULL, none, "badcfg-child-eio");
+	badcfg_run("0", NULL, none, "badcfg-child-eio");
+	badcfg_run("two", NULL, none, "badcfg-child-eio");
+	badcfg_run("2", "", none, "badcfg-child-eio");		/* inline: one instance */
+	/* [device] lcores_per_device: more than the engine's lcores, or above 1 inline. */
+	badcfg_run("1", NULL, more2, "badcfg-child-einval");
+	badcfg_run("1", "", inl, "badcfg-child-einval");
+	/* A ring pair's devices must agree; 0 and words are not counts. */
+	badcfg_run("1", NULL, differ, "badcfg-child-nolist");
+	badcfg_run("1", NULL, zero, "badcfg-child-nolist");
+	badcfg_run("1", NULL, word, "badcfg-child-nolist");
 }
 
 int main(int argc, char **argv)
 {
 	CHECK(argc == 3);
-	if (strcmp(argv[2], "badcfg-child") == 0)
-		return badcfg_child();
+	if (strcmp(argv[2], "badcfg-child-eio") == 0)
+		return badcfg_child(EIO);
+	if (strcmp(argv[2], "badcfg-child-einval") == 0)
+		return badcfg_child(EINVAL);
+	if (strcmp(argv[2], "badcfg-child-nolist") == 0)
+		return badcfg_child(0);
 	fn_open(argc, argv);
 	if (strcmp(argv[2], "handoff") == 0)
 		handoff();
