@@ -410,22 +410,10 @@ def check_pcap(pcap, tools, kind):
     return f"{m.group(1)} RoCE frames ICRC ok, {check_mads(pcap, kind)} MADs"
 
 
-def case_config(mtu, logdir):
-    """The rig's configuration for @mtu with this run's own EAL file prefix (its telemetry
-    socket is then /var/run/dpdk/PREFIX/, read by droce_listening())."""
-    src = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
-    dst = os.path.join(logdir, os.path.basename(src))
-    with open(src) as f, open(dst, "w") as g:
-        text = f.read()
-        if "--no-shconf" not in text:
-            raise interop.StepFailed("config", f"{src}: no --no-shconf to add a prefix to")
-        g.write(text.replace("--no-shconf", f"--no-shconf --file-prefix {PREFIX}", 1))
-    return dst
-
-
 def run_cycle(args, mtu, cases, logdir, tools):
     rig = interop.Rig(os.path.abspath(args.rig), 1, mtu)
-    config = case_config(mtu, logdir)
+    # its own EAL file prefix: telemetry at /var/run/dpdk/PREFIX/, read by droce_listening()
+    config = interop.rig_config(mtu, logdir, prefix=PREFIX)
     passed = failed = 0
     try:
         rig.up()

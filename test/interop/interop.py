@@ -858,15 +858,17 @@ def sharded(text, n):
     return text
 
 
-def rig_config(mtu, logdir, faults=None, ipv6=False):
+def rig_config(mtu, logdir, faults=None, ipv6=False, prefix=None, name=None):
     """droce's configuration for the rig at @mtu: config/rig.ini or rig9000.ini, with @faults
     (or else DROCE_INTEROP_FAULTS; e.g. "fault_drop = 10", ';'-separated) added to [engine],
-    with @ipv6 the address DROCE_IP6 (GID index 2) on the device, and with DROCE_INTEROP_LCORES
-    = N that many dedicated engine lcores serving it (sharded(); unset: the inline engine)."""
+    with @ipv6 the address DROCE_IP6 (GID index 2) on the device, with @prefix its own EAL file
+    prefix (telemetry at /var/run/dpdk/PREFIX/), and with DROCE_INTEROP_LCORES = N that many
+    dedicated engine lcores serving it (sharded(); unset: the inline engine). Written to
+    @logdir (as @name, if given) unless it is the file as it stands."""
     config = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
     faults = faults if faults is not None else os.environ.get("DROCE_INTEROP_FAULTS")
     lcores = int(os.environ.get("DROCE_INTEROP_LCORES", "0"))
-    if not faults and not ipv6 and not lcores:
+    if not faults and not ipv6 and not lcores and not prefix:
         return config
     with open(config) as f:
         text = f.read()
@@ -878,8 +880,12 @@ def rig_config(mtu, logdir, faults=None, ipv6=False):
         line = f"ipv4 = {DROCE_IP}\n"
         assert line in text, config
         text = text.replace(line, line + f"ipv6 = {DROCE_IP6}\n", 1)
+    if prefix:
+        if "--no-shconf" not in text:
+            raise StepFailed("config", f"{config}: no --no-shconf to add a prefix to")
+        text = text.replace("--no-shconf", f"--no-shconf --file-prefix {prefix}", 1)
     os.makedirs(logdir, exist_ok=True)
-    path = os.path.join(logdir, f"droce-{mtu}{'-ipv6' if ipv6 else ''}"
+    path = os.path.join(logdir, name or f"droce-{mtu}{'-ipv6' if ipv6 else ''}"
                         f"{f'-lcores{lcores}' if lcores else ''}.ini")
     with open(path, "w") as f:
         f.write(text)

@@ -291,22 +291,6 @@ def check_both_ways(ini, dev, lun, mb, step, seed, small=True):
     interop.log(f"iser: {step}: guest read the host's {mb} MiB back, every byte")
 
 
-def droce_config(mtu, logdir, prefix, faults=""):
-    """The rig's configuration for @mtu with its own EAL file prefix (telemetry at
-    /var/run/dpdk/PREFIX/) and @faults added to [engine]."""
-    src = os.path.join(TOP, "config", "rig9000.ini" if mtu >= 9000 else "rig.ini")
-    with open(src) as f:
-        text = f.read()
-    if "--no-shconf" not in text or "[engine]\n" not in text:
-        raise interop.StepFailed("config", f"{src}: no --no-shconf or [engine] to extend")
-    text = text.replace("--no-shconf", f"--no-shconf --file-prefix {prefix}", 1)
-    text = text.replace("[engine]\n", "[engine]\n" + faults, 1)
-    dst = os.path.join(logdir, f"droce-{'lossy' if faults else 'clean'}.ini")
-    with open(dst, "w") as g:
-        g.write(text)
-    return dst
-
-
 def telemetry(prefix, cmd):
     """A DPDK telemetry command's answer from the droce process with EAL file prefix @prefix."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -403,7 +387,7 @@ def main():
         rig.up()
         ini = Initiator(rig)
         ini.setup()
-        clean = droce_config(1500, logdir, prefix)
+        clean = interop.rig_config(1500, logdir, prefix=prefix, name="droce-clean.ini")
         tgt = Target(rig, runner, clean, logdir, lun, args.mb)
 
         def idle_after_logout(step):
@@ -444,9 +428,9 @@ def main():
             if c.get("retry_exceeded"):
                 raise interop.StepFailed("lossy", "a QP exhausted its retries")
 
-        tgt.config = droce_config(1500, logdir, prefix,
-                                  f"fault_drop = {args.loss}\nfault_reorder = {args.loss}\n"
-                                  f"fault_dup = {args.loss}\nfault_seed = 7\n")
+        tgt.config = interop.rig_config(
+            1500, logdir, f"fault_drop = {args.loss}; fault_reorder = {args.loss}; "
+            f"fault_dup = {args.loss}; fault_seed = 7", prefix=prefix, name="droce-lossy.ini")
         rig.drop_towards_droce(128)
         try:
             session(rig, tgt, ini, size, "lossy", lossy_io, idle_after_logout)
