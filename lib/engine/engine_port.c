@@ -170,6 +170,7 @@ int engine_port_start(struct engine_dev *p, bool shards)
 			   rte_strerror(-rc));
 		return rc < 0 ? rc : -EIO;
 	}
+	engine_steer_start(p);
 	for (k = 0; k < (shards ? p->n_shards : 1u); k++)
 		shard_start(p->shard[k], extbuf);
 	engine_cc_setup(p);	/* the line rate: the port's link speed */
@@ -209,6 +210,7 @@ void engine_port_stop(struct engine_dev *p)
 	for (k = 0; k < p->n_shards; k++)
 		shard_stop(p->shard[k]);
 	engine_mcast_stop(p);
+	engine_steer_stop(p);
 	if (env_port_stop(p->port) != 0)
 		ENGINE_LOG(WARNING, "port %u: stop failed", p->port);
 	for (k = 0; k < p->n_shards; k++)

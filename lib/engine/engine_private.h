@@ -78,6 +78,7 @@ struct engine_config {
 
 struct engine_lcore;
 struct neigh_table;
+struct rte_flow;
 
 /** One QP as its engine instance sees it. */
 struct engine_qp {
@@ -186,6 +187,11 @@ struct engine_dev {
 	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
 	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
 	bool link_up;
+	/** Shard 0's: the port's steering rules (engine_steer.c) and what steers its frames:
+	 *  "rules", "handoff: <the port's refusal>", "one queue". */
+	uint16_t n_steer;
+	struct rte_flow *steer[2 * ENGINE_MAX_LCORES];
+	char steering[112];
 	struct rte_ether_addr mac;
 	unsigned int n_gid;
 	uint8_t gid[DROCE_MAX_GID][16];	/**< the device's GIDs (non-zero entries) */
@@ -311,6 +317,18 @@ extern const struct verbs_engine_ops engine_verbs_ops;
 /** Owner callbacks (installed on every instance's verbs_owner). */
 void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp);
 void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask);
+
+/* engine_steer.c */
+struct env_steer;
+/** The steering rule of shard @p k of @p p (N = p->n_shards, a power of two): UDP destination
+ *  4791, source port k under mask N - 1 → queue k (env_steer_fill()). */
+void engine_steer_rule(struct env_steer *s, const struct engine_dev *p, bool ipv6,
+		       unsigned int k);
+/** After the port of primary @p p started: its steering rules, one per shard and IP version,
+ *  where the port takes them (p->n_steer, p->steering). */
+void engine_steer_start(struct engine_dev *p);
+/** Before the port stops: destroy its steering rules. */
+void engine_steer_stop(struct engine_dev *p);
 
 /* engine_port.c */
 /** Configure and start the port of primary @p p, a queue pair per shard (each shard's lc set:

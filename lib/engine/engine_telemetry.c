@@ -63,6 +63,8 @@ struct tel_snap {
 	int port;
 	uint16_t mtu;
 	char engine[64];		/* "lcore N", "lcores N,M", "inline", "none" */
+	char steering[112];		/* engine_dev.steering; "none" while closed */
+	uint32_t steer_rules;
 	struct rte_ether_addr mac;
 	struct droce_counters cnt;	/* the device's, or the QP's when qpn was asked */
 	struct droce_counters sum;	/* the shards' so far */
@@ -187,6 +189,9 @@ static int snap_view(const struct engine_view *v, void *arg)
 		s->mtu = verbs_device_cfg(s->edev->dev)->mtu;
 		s->n_shards = RTE_MAX(s->edev->n_shards, (uint16_t)1);
 		engine_name(s);
+		snprintf(s->steering, sizeof(s->steering), "%s",
+			 s->open ? s->edev->steering : "none");
+		s->steer_rules = s->open ? s->edev->n_steer : 0;
 		for (k = 0; k < s->n_shards; k++) {
 			s->cur = s->edev->shard[k] != NULL ? s->edev->shard[k] : s->edev;
 			if (s->open)
@@ -382,6 +387,8 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "mtu", s->mtu);
 	rte_tel_data_add_dict_int(d, "open", s->open);
 	rte_tel_data_add_dict_string(d, "engine", s->engine);
+	rte_tel_data_add_dict_string(d, "steering", s->steering);
+	rte_tel_data_add_dict_u64(d, "steer_rules", s->steer_rules);
 	rte_tel_data_add_dict_u64(d, "qps", s->n_qp);
 	rte_tel_data_add_dict_u64(d, "cqs", s->n_cq);
 	put_shards(d, s);

@@ -199,6 +199,39 @@ def drop_log_debug_every(app, tel):
     drop_log_once(app, tel, debug=True)
 
 
+def shards_steering(app, tel):
+    """Devices of 2 shards (engine lcores 1 and 2): /droce/info names both lcores, each
+    shard's QPs, frames and handoffs, and what steers frames to their shard. net_ring has no
+    flow API: no steering rule, frames reach their shard by handoff, with the port's refusal
+    said there and logged once per port; a device of one queue (obs_in) needs no rule.
+    /droce/lcores shows each lcore's load."""
+    before = {}
+    for dev in ('droce0', 'droce1'):
+        info = tel.get('/droce/info,' + dev)
+        check(info['engine'] == 'lcores 1,2' and info['shard_lcore'] == [1, 2],
+              '%s engine: %s' % (dev, info))
+        check(info['steer_rules'] == 0 and info['steering'].startswith('handoff: ') and
+              len(info['steering']) > len('handoff: '), '%s steering: %s' % (dev, info))
+        check(len(info['shard_qps']) == 2 and sum(info['shard_qps']) == 3,
+              '%s shard QPs: %s' % (dev, info))
+        before[dev] = info
+    one = tel.get('/droce/info,obs_in')
+    check(one['steering'] == 'one queue' and one['steer_rules'] == 0, 'obs_in: %s' % one)
+    app.cmd('send 7 1000')
+    after = tel.get('/droce/info,droce1')
+    got = sum(after['shard_rx_packets']) - sum(before['droce1']['shard_rx_packets'])
+    check(got >= 7, 'droce1 received %d frames for 7 SENDs: %s' % (got, after))
+    check(after['shard_rx_handoff_dropped'] == [0, 0], 'handoff drops: %s' % after)
+    refused = [ln for ln in app.log if 'refuses IPv4 steering rules' in ln]
+    check(len(refused) == 2 and any('droce0' in ln for ln in refused) and
+          any('droce1' in ln for ln in refused), 'refusal logged once per port: %s' % refused)
+    lc = tel.get('/droce/lcores')
+    inst = [v for k, v in lc.items() if k != 'tsc_hz']
+    check(len(inst) == 2 and all(i['iterations'] > 0 and i['mode'] == 'dedicated'
+                                 for i in inst), 'lcores: %s' % lc)
+    print('droce0 steering: %s' % before['droce0']['steering'])
+
+
 CHECKS = {
     'counters_match_api_and_grow': counters_match,
     'inventory_qps_cqs_psns': inventory,
@@ -207,14 +240,17 @@ CHECKS = {
     'lcores_busy_idle_cycles': lcores_busy,
     'drop_log_first_once_per_reason': drop_log_once,
     'drop_log_debug_every_drop': drop_log_debug_every,
+    'shards_steering_handoff': shards_steering,
 }
 EAL_EXTRA = {'drop_log_debug_every_drop': ['--log-level=droce.*:debug']}
 
 
 def main():
     exe, config, name = sys.argv[1:4]
-    eal = ['--no-huge', '--no-shconf', '-m', '512', '--no-pci', '-l', '0-1',
-           '--log-level=lib.eal:error'] + EAL_EXTRA.get(name, [])
+    cores = (['--lcores=0@0,(1-2)@(0-1)'] if 'lcores2' in os.path.basename(config)
+             else ['-l', '0-1'])
+    eal = (['--no-huge', '--no-shconf', '-m', '512', '--no-pci'] + cores +
+           ['--log-level=lib.eal:error'] + EAL_EXTRA.get(name, []))
     app = App(exe, config, 'obs_%s_%d' % (name[:12], os.getpid()), eal=eal)
     try:
         tel = Telemetry(app.runtime_dir)
