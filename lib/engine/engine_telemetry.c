@@ -121,8 +121,13 @@ static void snap_op(struct engine_lcore *lc, void *arg)
 
 	for (i = 0; i < sizeof(s->sum) / sizeof(uint64_t); i++)
 		((uint64_t *)&s->sum)[i] += ((const uint64_t *)&edev->cnt)[i];
-	if (edev->queue == 0)
+	if (edev->queue == 0) {
 		engine_cc_describe(edev, &s->cc);
+		/* Written at port start, which a late start runs on this lcore. */
+		if (s->open)
+			snprintf(s->steering, sizeof(s->steering), "%s", edev->steering);
+		s->steer_rules = s->open ? edev->n_steer : 0;
+	}
 	s->shard[edev->queue].lcore = lc != NULL && lc->dedicated ? lc->lcore_id : RTE_MAX_LCORE;
 	s->shard[edev->queue].rx_packets = edev->cnt.rx_packets;
 	s->shard[edev->queue].rx_handoff = edev->cnt.rx_handoff;
@@ -189,9 +194,7 @@ static int snap_view(const struct engine_view *v, void *arg)
 		s->mtu = verbs_device_cfg(s->edev->dev)->mtu;
 		s->n_shards = RTE_MAX(s->edev->n_shards, (uint16_t)1);
 		engine_name(s);
-		snprintf(s->steering, sizeof(s->steering), "%s",
-			 s->open ? s->edev->steering : "none");
-		s->steer_rules = s->open ? s->edev->n_steer : 0;
+		snprintf(s->steering, sizeof(s->steering), "none");	/* unless open */
 		for (k = 0; k < s->n_shards; k++) {
 			s->cur = s->edev->shard[k] != NULL ? s->edev->shard[k] : s->edev;
 			if (s->open)
