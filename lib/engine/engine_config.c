@@ -14,6 +14,8 @@
  *   mbuf_size = BYTES        mbuf data room (0: fits the largest device MTU in one segment)
  *   rxd = N, txd = N         descriptors per port queue (1024)
  *   idle_sleep_us = US       a dedicated lcore idle for 1024 iterations sleeps US (0: spin)
+ *   idle_sleep_max_us = US   while it stays idle, each sleep doubles up to US (0, the
+ *                            default: every sleep is idle_sleep_us); at least idle_sleep_us
  *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
  *   neigh_retries = N        requests before a resolution is given up (3)
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
@@ -150,6 +152,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 32768, &c->txd);
 	if (strcmp(k, "idle_sleep_us") == 0)
 		return parse_uint(v, 1000000, &c->idle_sleep_us);
+	if (strcmp(k, "idle_sleep_max_us") == 0)
+		return parse_uint(v, 1000000, &c->idle_sleep_max_us);
 	if (strcmp(k, "neigh_retry_ms") == 0)
 		return parse_uint(v, 60000, &c->neigh_retry_ms);
 	if (strcmp(k, "neigh_retries") == 0)
@@ -198,7 +202,14 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 int engine_config_load(struct engine_config *c)
 {
 	const struct verbs_kv *kv;
-	unsigned int i, n = verbs_engine_config(&kv);
+	unsigned int n = verbs_engine_config(&kv);
+
+	return engine_config_from(c, kv, n);
+}
+
+int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
+{
+	unsigned int i;
 
 	memset(c, 0, sizeof(*c));
 	c->inline_mode = true;
@@ -229,6 +240,15 @@ int engine_config_load(struct engine_config *c)
 		ENGINE_LOG(ERR, "[engine] lcores_per_device %u: %s", c->per_device,
 			   c->inline_mode ? "the inline engine is one instance" :
 			   "more than the engine lcores");
+		return -EINVAL;
+	}
+	if (c->idle_sleep_max_us != 0 && c->idle_sleep_max_us < c->idle_sleep_us) {
+		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us %u below idle_sleep_us %u",
+			   c->idle_sleep_max_us, c->idle_sleep_us);
+		return -EINVAL;
+	}
+	if (c->idle_sleep_max_us != 0 && c->idle_sleep_us == 0) {
+		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us without idle_sleep_us (lcores spin)");
 		return -EINVAL;
 	}
 	if (c->mbufs < 2 * ENGINE_TXBUF || c->neigh_retry_ms == 0) {

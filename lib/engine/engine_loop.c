@@ -196,20 +196,32 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 	return work;
 }
 
+unsigned int engine_idle_sleep_next(const struct engine_config *c, unsigned int prev)
+{
+	if (prev == 0 || prev * 2u <= prev)
+		return prev == 0 ? c->idle_sleep_us : prev;
+	unsigned int next = RTE_MIN(prev * 2u, c->idle_sleep_max_us);
+
+	return RTE_MAX(next, c->idle_sleep_us);
+}
+
 int engine_lcore_main(void *arg)
 {
 	struct engine_lcore *lc = arg;
-	unsigned int idle = 0;
+	unsigned int idle = 0, sleep_us = 0;
 
 	ENGINE_LOG(INFO, "lcore %u: engine running", lc->lcore_id);
 	while (!__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE)) {
 		if (engine_iteration(lc) != 0) {
 			idle = 0;
+			sleep_us = 0;
 		} else if (++idle >= IDLE_BEFORE_SLEEP && engine_cfg.idle_sleep_us != 0) {
-			/* Idle: give the core away briefly (never while there is work). */
+			/* Idle: give the core away briefly (never while there is work), for
+			 * longer while it stays idle (idle_sleep_max_us). */
 			uint64_t t0 = rte_rdtsc();
 
-			rte_delay_us_sleep(engine_cfg.idle_sleep_us);
+			sleep_us = engine_idle_sleep_next(&engine_cfg, sleep_us);
+			rte_delay_us_sleep(sleep_us);
 			health_add(&lc->idle_cycles, rte_rdtsc() - t0);
 			idle = IDLE_BEFORE_SLEEP;
 		}

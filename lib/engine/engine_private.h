@@ -53,6 +53,7 @@ struct engine_config {
 	unsigned int mbuf_size;		/**< data room; 0: from the largest device MTU */
 	unsigned int rxd, txd;		/**< descriptors per queue */
 	unsigned int idle_sleep_us;	/**< dedicated lcore: sleep when idle (0: busy poll) */
+	unsigned int idle_sleep_max_us;	/**< idle sleeps double up to it (0: idle_sleep_us) */
 	unsigned int tx_zero_copy;	/**< attach registered memory to TX mbufs where safe */
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
@@ -575,5 +576,10 @@ struct engine_qp *engine_timers_expired(const struct engine_timers *t, uint64_t 
 /* engine_config.c */
 /** Parse the [engine] section (verbs_engine_config()) into @p c. @return 0, -EINVAL. */
 int engine_config_load(struct engine_config *c);
+/** The same from @p n key/value pairs @p kv. @return 0, -EINVAL (logged). */
+int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsigned int n);
+/** How long a dedicated lcore that found no work sleeps next, after a sleep of @p prev us
+ *  (0: it worked since): idle_sleep_us, then twice the last up to idle_sleep_max_us. */
+unsigned int engine_idle_sleep_next(const struct engine_config *c, unsigned int prev);
 
 #endif /* ENGINE_PRIVATE_H */

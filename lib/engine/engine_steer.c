@@ -12,6 +12,7 @@
  * frames reach their owner by handoff, as without rules. Frames from other senders (rxe)
  * land by the same rule on some shard and are handed over. Shard 0's, at port start and stop.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include <rte_common.h>
