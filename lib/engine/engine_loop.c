@@ -198,11 +198,9 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 
 unsigned int engine_idle_sleep_next(const struct engine_config *c, unsigned int prev)
 {
-	if (prev == 0 || prev * 2u <= prev)
-		return prev == 0 ? c->idle_sleep_us : prev;
-	unsigned int next = RTE_MIN(prev * 2u, c->idle_sleep_max_us);
+	unsigned int next = RTE_MIN(prev * 2u, c->idle_sleep_max_us);	/* prev <= 1 s */
 
-	return RTE_MAX(next, c->idle_sleep_us);
+	return prev == 0 ? c->idle_sleep_us : RTE_MAX(next, c->idle_sleep_us);
 }
 
 int engine_lcore_main(void *arg)
