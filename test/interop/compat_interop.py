@@ -124,6 +124,12 @@ def run_droce_server(rig, case, config, runner, logf):
     try:
         if not wait_listening(rig, "droce", lambda: p.poll() is None):
             return f"droce server not listening: {open(logf).read()[-600:]}"
+        if rig.ipv6:
+            # The guest's tool resolves droce in its modify to RTR with 1 s to spare: droce,
+            # now running, answers the guest's neighbour solicitation here first.
+            err = rig.guest_resolve6(1, interop.DROCE_IP6)
+            if err is not None:
+                return err
         g = rig.gx(1, "timeout %d %s" % (case.timeout(), guest_cmd(rig, case, interop.BR_IP)),
                    timeout=case.timeout() + 5)
         g_out = g.stdout + g.stderr

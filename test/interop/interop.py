@@ -236,6 +236,20 @@ class Rig:
     def nsexec(self, cmd):
         return ["ip", "netns", "exec", self.ns] + cmd
 
+    def guest_resolve6(self, n, addr, timeout=15):
+        """Guest @n resolves @addr (an IPv6 neighbour on eth0) by neighbour discovery, waiting
+        up to @timeout s: a modify to RTR over an IPv6 GID gives ib_core's resolution 1 s
+        (rdma_addr_find_l2_eth_by_grh()), which a TCG guest just booted can miss, while an
+        entry already valid (REACHABLE, STALE, ...) is taken at once. @return None, or why not."""
+        valid = "REACHABLE|STALE|DELAY|PROBE|PERMANENT"
+        p = self.gx(n, f"i=0; while [ $i -lt {timeout} ]; do "
+                       f"ip -6 neigh show {addr} dev eth0 | grep -qE '{valid}' && exit 0; "
+                       f"ping -6 -c 1 -W 1 {addr} >/dev/null 2>&1; i=$((i+1)); done; "
+                       f"ip -6 neigh show {addr} dev eth0; exit 1", timeout=timeout + 10)
+        if p.returncode == 0:
+            return None
+        return f"g{n} has no valid neighbour entry for {addr}: {(p.stdout + p.stderr).strip()}"
+
     def if_counter(self, ifname, counter):
         p = run(self.nsexec(["cat", f"/sys/class/net/{ifname}/statistics/{counter}"]))
         return int(p.stdout) if p.returncode == 0 and p.stdout.strip() else -1
