@@ -125,8 +125,8 @@ def roce_bth(fr):
 
 def roce_reseal(fr):
     """@fr (an untagged IPv4 RoCE v2 frame whose UDP payload changed) with its IPv4 total length
-    and header checksum, UDP length and ICRC right again. The ICRC as ../shared/DESIGN.md
-    defines it: CRC-32 over 8 bytes of 0xFF and the frame from the IP header on, with the
+    and header checksum, UDP length and ICRC right again. The ICRC as the IBTA (RoCE v2
+    annex) defines it: CRC-32 over 8 bytes of 0xFF and the frame from the IP header on, with the
     IPv4 TOS, TTL and checksum, the UDP checksum and the BTH's byte 4 as ones; stored
     least-significant byte first."""
     fr = bytearray(fr)
