@@ -9,7 +9,8 @@
 # "N passed, N failed, N skipped".
 #
 # Usage: test/run.sh [--quick] [meson test args...]
-#   --quick   only the normal build (no sanitizer builds)
+#   --quick   the edit-test loop: the normal build only, without the suites that boot qemu guests
+#             (interop), build packages (package) or run libFuzzer (fuzz); no sanitizer builds
 # Environment: DROCE_BUILD_DIR (default: build), DROCE_SAN_BUILD_DIR (default: build-san).
 set -uo pipefail
 
@@ -77,7 +78,12 @@ build=${DROCE_BUILD_DIR:-build}
 san=${DROCE_SAN_BUILD_DIR:-build-san}
 
 configure "$build" -Dwerror=true -Db_sanitize=none
-run_suite "$build" "normal build" "$@"
+if [ $quick -eq 1 ]; then
+	run_suite "$build" "normal build (quick)" --no-suite interop --no-suite package \
+		--no-suite fuzz "$@"
+else
+	run_suite "$build" "normal build" "$@"
+fi
 
 if [ $quick -eq 0 ]; then
 	# -Db_lundef=false: the sanitizer runtimes resolve symbols at load time.
