@@ -193,13 +193,23 @@ def flip_mad_byte(recs):
     recs[i] = (hdr, bytes(fr))
 
 
+def first_mad(cap):
+    """The MAD of @cap's first UD SEND to QP 1 (a REQ)."""
+    _, _, recs = read_pcap(cap)
+    fr = next(fr for _, fr in recs if roce_bth(fr) is not None and fr[roce_bth(fr)] == 0x64)
+    return fr[roce_bth(fr) + 20:-4]
+
+
 def cm_cases(c, d, cap):
     rej = "mad rejected: "
+    req = first_mad(cap)
+    tid = struct.unpack(">Q", req[8:16])[0]
+    cma_port = struct.unpack(">H", req[24 + 140 + 2:24 + 140 + 4])[0]
     c.run("CM capture", [cap], 0, out=["mad SEND REQ", "CM MADs (UD SENDs to QP 1): 5"])
     cases = [
         ("MAD cut to 100 bytes", lambda m: m[:100],
          [rej + "TRUNCATED (shorter than 256 bytes), 100 bytes: base_version 1 mgmt_class 0x07"
-          " class_version 2 method 0x03 attr_id 0x0010 tid 0x00000002e827d8b5\n"]),
+          " class_version 2 method 0x03 attr_id 0x0010 tid 0x%016x\n" % tid]),
         ("MAD cut to 23 bytes", lambda m: m[:23],
          [rej + "TRUNCATED (shorter than 256 bytes), 23 bytes\n"]),
         ("MAD cut to 24 bytes", lambda m: m[:24],
@@ -225,7 +235,7 @@ def cm_cases(c, d, cap):
         ("CMA header IP version 5", mad_set(b165=0x50),
          ["cma bad (version 0, ip version 5)\n"]),
         ("MAD with 44 bytes more", lambda m: m + bytes(range(44)),
-         ["payload 300 icrc ok mad SEND REQ", "cma 10.47.0.2:37313 -> 10.47.0.1:7174"]),
+         ["payload 300 icrc ok mad SEND REQ", "cma 10.47.0.2:%d -> 10.47.0.1:7174" % cma_port]),
         ("noise", lambda m: bytes(random.Random(4791).randrange(256) for _ in range(256)),
          ["payload 256 icrc ok " + rej]),
     ]
@@ -239,7 +249,7 @@ def cm_cases(c, d, cap):
                                             "(shorter than 256 bytes)\n"])
     p = variant(cap, d, "mad-garbled-icrc", flip_mad_byte)
     c.run("garbled MAD, ICRC not resealed", [p], 1,
-          out=["icrc BAD", "mad SEND REQ tid 0x00000002e827d835", "1  BAD_ICRC"])
+          out=["icrc BAD", "mad SEND REQ tid 0x%016x" % (tid ^ 0x80), "1  BAD_ICRC"])
 
 
 def main():

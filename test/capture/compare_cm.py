@@ -267,7 +267,8 @@ def synth_sidr_req(req):
     m[40:76] = req[24 + 140:24 + 176]                    # the REQ's CMA header
     return bytes(m), {"request_id": "0x01020304", "pkey": "0xffff",
                       "service_id": "0x0000000001114e20", "ps": "UDP", "port": "20000",
-                      "cma": "cma 10.47.0.2:37313 -> 10.47.0.1:20000"}
+                      "cma": "cma 10.47.0.2:%d -> 10.47.0.1:20000"
+                      % struct.unpack(">H", req[24 + 140 + 2:24 + 140 + 4])[0]}
 
 
 def synth_sidr_rep(req):

@@ -95,6 +95,9 @@ def run_tshark(tshark, pcap, cols):
             continue
         # tshark's Data is the payload and the pad; droce's payload_len excludes the pad.
         data = int(r.pop("data.len") or 0)
+        if not data and r["infiniband.bth.opcode"] == "100" and \
+                int(r["infiniband.bth.destqp"], 0) == 1:
+            data = 256      # a UD SEND to QP 1 carries a MAD, which tshark decodes, not Data
         if data or r["infiniband.invariant.crc"]:
             r["droce.payload_len"] = str(data - int(r["infiniband.bth.padcnt"]))
         out[n] = r

@@ -3,17 +3,17 @@
 # Copyright (c) 2026 The droce authors
 #
 # Build a fuzz target with clang (libFuzzer + ASan + UBSan) and run it, seeded from the captures.
-# usage: run_fuzz.sh SRCDIR WORKDIR SHARED_DIR [RUNS [TARGET [SECONDS]]]
+# usage: run_fuzz.sh SRCDIR WORKDIR [RUNS [TARGET [SECONDS]]]   (seeds: SRCDIR/test/captures)
 #   RUNS: number of inputs (default 300000; 0: no limit; a long run: 10000000 or more).
 #   TARGET: parse (fuzz_parse.c, the wire parser; default), rx (fuzz_rx.c: admission,
 #           responder and completer of a QP in each state, over registered memory) or mad
-#           (fuzz_mad.c: the CM MAD codec, seeded with the MADs of test/capture/cm).
+#           (fuzz_mad.c: the CM MAD codec, seeded with the MADs of rping's captures).
 #   SECONDS: stop after this long (default 0: no limit).
 # Prints "fuzz inputs: N" (the inputs libFuzzer executed; test/run.sh adds them up).
 # Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash, a failed check
 # or a build error (libFuzzer's own default for those, 77, would read as "skipped" to meson).
 set -uo pipefail
-src=$1 work=$2 shared=$3 runs=${4:-300000} target=${5:-parse} secs=${6:-0}
+src=$1 work=$2 runs=${3:-300000} target=${4:-parse} secs=${5:-0}
 
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
 case $target in
@@ -51,12 +51,12 @@ max_len=9216
 if [ "$target" = mad ]; then
 	max_len=512	# a MAD is 256 bytes; longer inputs only show that the rest is ignored
 	python3 "$src/test/fuzz/pcap_to_corpus.py" --mad "$work/corpus_$target" \
-		"$src"/test/capture/cm/*.pcap || exit 1
-elif ls "$shared"/captures/*.pcap >/dev/null 2>&1; then
+		"$src"/test/captures/rping_cm*.pcap || exit 1
+else
 	prefix=()
 	[ "$target" = rx ] && prefix=(--rx)
 	python3 "$src/test/fuzz/pcap_to_corpus.py" "${prefix[@]}" "$work/corpus_$target" \
-		"$shared"/captures/*.pcap
+		"$src"/test/captures/*.pcap || exit 1
 fi
 [ "$runs" = 0 ] && runs=-1
 "$exe" -runs="$runs" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \

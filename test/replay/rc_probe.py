@@ -3,14 +3,14 @@
 # Copyright (c) 2026 The droce authors
 """A raw RC requester on the rxe rig's host endpoint, for requests no stock tool sends.
 
-usage (in the rig's netns): rc_probe.py RIGDIR GUEST_IP GUEST_MAC OP...
+usage (in the rig's netns): rc_probe.py GUEST_IP GUEST_MAC OP...
   OP: send_imm | send_inv | write_bad_rkey | read_bad_rkey
 
 It does ibv_rc_pingpong's TCP exchange with an `ibv_rc_pingpong -s 64` server on GUEST_IP
 (from the netns kernel, 10.47.0.254), advertising the raw endpoint (rxehost0, MAC
 02:47:00:00:00:64, GID ::ffff:10.47.0.100) as its QP, then sends each OP as one RC request
 (64-byte payloads, AckReq set) on rxehost0 with AF_PACKET and waits for the guest's answer;
-it ACKs every SEND the guest sends it. The ICRC comes from the rig's icrc_check.py. Prints
+it ACKs every SEND the guest sends it. The ICRC comes from test/rig/icrc_check.py. Prints
 one line per frame received. Exit 0 when every OP got a response."""
 import os
 import socket
@@ -18,12 +18,11 @@ import struct
 import sys
 import time
 
-RIG = sys.argv[1]
-sys.path.insert(0, RIG)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'rig'))
 import icrc_check  # noqa: E402  (the rig's ICRC code)
 
-GUEST_IP, GUEST_MAC = sys.argv[2], bytes.fromhex(sys.argv[3].replace(':', ''))
-OPS = sys.argv[4:]
+GUEST_IP, GUEST_MAC = sys.argv[1], bytes.fromhex(sys.argv[2].replace(':', ''))
+OPS = sys.argv[3:]
 MY_MAC, MY_IP = bytes.fromhex('024700000064'), '10.47.0.100'
 MY_QPN, MY_PSN = 0xabc, 0x123456
 BAD_RKEY = 0xdead00ff
@@ -57,7 +56,7 @@ def frame(opcode, dqpn, psn, ext, payload, ipid):
     csum = (csum & 0xffff) + (csum >> 16)
     ip[10:12] = struct.pack('>H', ~((csum & 0xffff) + (csum >> 16)) & 0xffff)
     pkt = bytes(ip) + udp + roce + b'\0\0\0\0'
-    pkt = pkt[:-4] + icrc_check.icrc_of(pkt, False)
+    pkt = pkt[:-4] + icrc_check.icrc(pkt, 4, 20)
     return GUEST_MAC + MY_MAC + b'\x08\x00' + pkt
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""droce-replay against the real Linux Soft-RoCE captures in ../shared/captures and in
-test/replay/captures (made by make_captures.sh: IPv6, NAKs, RNR NAKs).
+"""droce-replay against the real Linux Soft-RoCE captures of test/captures (made by
+test/captures/make_captures.py with the project's rig: IPv4 and IPv6, NAKs, RNR NAKs).
 
 usage: replay_test.py DROCE_REPLAY DROCE_DUMP CAPTURES WORKDIR CHECK
 
@@ -20,7 +20,6 @@ REPLAY, DUMP, CAPS, WORK, CHECK = sys.argv[1:6]
 RESPONSE_OPCODES = {13, 14, 15, 16, 17, 18}   # READ responses, ACK, atomic ACK
 G1, G2 = '10.47.0.1', '10.47.0.2'
 G1_6, G2_6 = 'fd47::1', 'fd47::2'
-OWN_CAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'captures')
 
 
 def run(*args, code=0):
@@ -32,8 +31,7 @@ def run(*args, code=0):
 
 
 def cap(name):
-    own = os.path.join(OWN_CAPS, name + '.pcap')
-    return own if os.path.exists(own) else os.path.join(CAPS, name + '.pcap')
+    return os.path.join(CAPS, name + '.pcap')
 
 
 def ip_field(addr):
@@ -125,8 +123,9 @@ def compare_detects_differences():
     """A wrong memory content, a wrong first PSN or an unmapped R_Key makes --compare fail
     (exit 1) and list the frames: the comparison can fail."""
     text = run('--print-scenario', cap('read_bw')).stdout
-    bad = re.sub(r'^data = 0:7e', 'data = 0:7f', text, flags=re.M)
-    assert bad != text
+    bad = re.sub(r'^data = 0:([0-9a-f]{2})', lambda m: f'data = 0:{int(m.group(1), 16) ^ 1:02x}',
+                 text, count=1, flags=re.M)
+    assert bad != text, text
     path = os.path.join(WORK, 'read_bw_bad.ini')
     with open(path, 'w') as f:
         f.write(bad)
@@ -141,10 +140,11 @@ def compare_detects_differences():
     out = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1).stdout
     assert 'DIFF' in out and 'differences' in out and ' 0 differences' not in out, out
     # an R_Key the scenario does not map: left as captured, droce NAKs (remote access error)
+    rkey = re.search(r'^\[mr (0x[0-9a-f]+)\]', text, re.M).group(1)
     with open(path, 'w') as f:
-        f.write(text.replace('[mr 0x2421]', '[mr 0x1]'))
+        f.write(text.replace(f'[mr {rkey}]', '[mr 0x1]'))
     p = run('-q', '-c', '-1', '-s', path, cap('write_bw'), code=1)
-    assert 'R_Key 0x2421 is not in the scenario: left as captured' in p.stderr, p.stderr
+    assert f'R_Key {rkey} is not in the scenario: left as captured' in p.stderr, p.stderr
     assert re.search(r'^DIFF .*droce RC_ACKNOWLEDGE PSN \d+ syndrome 0x62 ', p.stdout, re.M), \
         p.stdout
 
@@ -241,11 +241,13 @@ def errors():
     jumbo = os.path.join(WORK, 'jumbo.pcap')
     with open(cap('write_bw'), 'rb') as f:
         data = f.read()
+    first = int(tshark(cap('write_bw'), ['frame.number'],
+                       f'ip.dst=={G1} && udp.dstport==4791')[0][0])   # the first request to g1
     off, n = 24, 0
-    while True:   # the first request to g1: frame 20 (tshark numbering)
+    while True:
         caplen = struct.unpack('<I', data[off + 8:off + 12])[0]
         n += 1
-        if n == 20:
+        if n == first:
             break
         off += 16 + caplen
     frame = data[off + 16:off + 16 + caplen] + bytes(10000)   # Ethernet padding past IP
@@ -254,12 +256,13 @@ def errors():
                 + frame)
     err([jumbo], 'more than a 9216-byte jumbo frame')
     good = run('--print-scenario', cap('write_bw')).stdout
+    qpn = re.search(r'^\[qp (0x[0-9a-f]+)\]', good, re.M).group(1)
     bad_scenarios = [
         ('[device]\nmac = zz\n', '[device] bad key or value: mac = zz'),
         (good + '\n[bogus]\n', '[bogus] unknown section'),
         (good.replace('type = rc', 'type = xrc'), 'bad key or value: type = xrc'),
         (good.replace('rq_psn =', 'rq_psn = 0x1000000 ;'), 'bad key or value: rq_psn'),
-        (good + '\n[qp 0x32]\ntype = rc\n', 'section appears twice'),
+        (good + f'\n[qp {qpn}]\ntype = rc\n', 'section appears twice'),
         (good.replace('fill = 0', 'fill = 0\ndata = 4095:0011'), 'data outside the MR'),
         (good.replace('[device]', '[devices]'), 'no [device] section'),
         ('[device\nmac = 1\n', 'cannot read it as INI'),
@@ -281,8 +284,8 @@ def errors():
     err(['-s', os.path.join(WORK, 'missing.ini'), cap('write_bw')], 'cannot read it as INI')
     unknown = os.path.join(WORK, 'unknown_qp.ini')
     with open(unknown, 'w') as f:
-        f.write(good.replace('[qp 0x32]', '[qp 0x99]'))
-    err(['-s', unknown, cap('write_bw')], 'request to QP 0x32, which the scenario does not '
+        f.write(good.replace(f'[qp {qpn}]', '[qp 0x99]'))
+    err(['-s', unknown, cap('write_bw')], f'request to QP {qpn}, which the scenario does not '
         'define')
     other = os.path.join(WORK, 'other_address.ini')
     with open(other, 'w') as f:

@@ -5,13 +5,13 @@
 # Build one of droce-replay's fuzz targets with clang (libFuzzer + ASan + UBSan) and run it.
 #   scenario: the scenario parser (INI), seeded with config/replay-*.ini;
 #   derive:   the capture reader and the derived set-up (pcap bytes), seeded with the small
-#             shared captures;
+#             captures of test/captures;
 #   cli:      the command line (NUL-separated arguments).
-# usage: run_fuzz.sh scenario|derive|cli SRCDIR WORKDIR SHARED_DIR [RUNS]
+# usage: run_fuzz.sh scenario|derive|cli SRCDIR WORKDIR [RUNS]
 #   RUNS: number of inputs (default 20000; a long run: 2000000 or more).
 # Exit: 0 no crash; 77 when clang's libFuzzer is not installed; 1 on a crash or a build error.
 set -uo pipefail
-target=$1 src=$2 work=$3 shared=$4 runs=${5:-20000}
+target=$1 src=$2 work=$3 runs=${4:-20000}
 
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
 mkdir -p "$work/corpus" "$work/artifacts"
@@ -29,7 +29,7 @@ derive)
 	# shellcheck disable=SC2207
 	libs=(-lpcap $(pkg-config --libs libisal))
 	maxlen=65536
-	for f in "$shared"/captures/*.pcap "$src"/test/replay/captures/*.pcap; do
+	for f in "$src"/test/captures/*.pcap; do
 		[ "$(stat -c %s "$f")" -le $maxlen ] && cp "$f" "$work/corpus/"
 	done
 	dict=() ;;
