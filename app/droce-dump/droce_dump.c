@@ -60,6 +60,7 @@ static void help(void)
 		"",
 		"  -q, --quiet   print the summary only",
 		"  -h, --help    this text",
+		"  --version     the version",
 		"  --fields      instead of the frame lines, one tab-separated line per RoCE v2",
 		"                frame after a '#' header line; the summary goes to stderr.",
 		"                Columns, named after tshark's fields where tshark 4.0 has one,",
@@ -91,6 +92,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "fields", no_argument, NULL, 'f' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -106,6 +108,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		case 'f':
 			opt->fields = 1;
 			break;
+		case 'V':
+			printf("droce-dump %s\n", DROCE_VERSION);
+			return EXIT_SUCCESS;
 		default:
 			usage(stderr);
 			fprintf(stderr, "Try 'droce-dump --help'.\n");

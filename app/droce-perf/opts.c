@@ -15,6 +15,7 @@
 
 enum {
 	OPT_GBITS = 256, OPT_JSON, OPT_NO_RAW, OPT_RAW_TIME, OPT_EAL, OPT_SERVER, OPT_CLIENT,
+	OPT_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +40,7 @@ static const struct option long_opts[] = {
 	{ "raw-time", required_argument, NULL, OPT_RAW_TIME },
 	{ "eal", required_argument, NULL, OPT_EAL },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -74,7 +76,8 @@ static void usage(FILE *f)
 		"      --raw-time=SECONDS  length of the raw forwarding phase (default 0.3)\n"
 		"      --eal=\"ARGS\"        EAL arguments (default: hugepages if reserved, else\n"
 		"                          --no-huge -m 512; with DROCE_CONFIG, its [eal] args)\n"
-		"  -h, --help\n", PERF_MAX_QP);
+		"  -h, --help\n"
+		"      --version\n", PERF_MAX_QP);
 }
 
 /* An unsigned number within [min, max]; suffixes K and M (2^10, 2^20) for sizes. */
@@ -251,6 +254,10 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	while ((opt = getopt_long(argc, argv, "s:an:D:q:t:m:c:I:Q:o:Fp:h", long_opts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("droce-perf %s\n", DROCE_VERSION);
 			return 1;
 		}
 		if (opt == '?' || opt == ':') {

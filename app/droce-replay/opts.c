@@ -37,6 +37,7 @@ static void help(void)
 		"                       max_dest_rd_atomic (play a requester that ignores it)",
 		"  -q, --quiet          no counters",
 		"  -h, --help           this text",
+		"      --version        the version",
 		"",
 		"Exit status: 0 replayed (with --compare: every response matched); 1 a response",
 		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP, no",
@@ -63,6 +64,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "no-rd-limit", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -79,6 +81,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		case 'L': o->no_rd_limit = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
+		case 'V': printf("droce-replay %s\n", DROCE_VERSION); return REPLAY_EXIT_PASS;
 		default: usage(stderr); return REPLAY_EXIT_INPUT;
 		}
 	}

@@ -53,6 +53,7 @@ static void usage(FILE *f)
 "  -L, --list           the devices, their port and engine, and their QPs\n"
 "  -z, --nonzero        only counters that are not zero (once) or that moved (-i)\n"
 "  -h, --help           this text\n"
+"      --version        the version\n"
 "Exit status: 0 ok, 1 bad options, 2 no droce process (no telemetry socket, or\n"
 "the process has no /droce/ commands) or the connection was lost, 3 unknown\n"
 "device or QP, 4 a reply droce-stat cannot read.\n");
@@ -315,6 +316,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "list", no_argument, NULL, 'L' },
 		{ "nonzero", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -347,6 +349,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'L': o->list = true; break;
 		case 'z': o->nonzero = true; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'V': printf("droce-stat %s\n", DROCE_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
 	}

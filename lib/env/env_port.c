@@ -160,6 +160,10 @@ int env_port_start(uint16_t port, const uint8_t mac[6])
 	env_signals_block(&sigs);	/* a PMD's threads (vhost's) are droce's */
 	rc = rte_eth_dev_start(port);
 	env_signals_restore(&sigs);
+	/* Some PMDs fail with a bare -1, not an errno: net_memif as a client with no server
+	 * listening. Read as -EPERM it would blame privileges; it is a failed start. */
+	if (rc == -1)
+		return -EIO;
 	if (rc != 0)
 		return rc;
 	/* The device's MAC may differ from the port's: receive it anyway, and the solicited-node

@@ -18,6 +18,13 @@ modes
   perftest     --tool ib_write_bw,...|all: perftest 4.5 server and client the same way (RC;
                also UC write, UD send, -e send, both atomics); the client must report its
                result row with the iterations asked for and a non-zero bandwidth/latency.
+  loopback     rping -s/-c and ibv_rc_pingpong between two processes over memif
+               (config/loopback-server.ini, loopback-client.ini: --no-huge, nothing
+               reserved), as the caller or, with --user USER, as USER through setpriv
+               (when the caller is root; else as the caller, already unprivileged); the GID index is the one ibv_devinfo shows for the IPv4 address.
+               Bad input: each client with no server fails at once with droce's message.
+  run-names    droce-run -c NAME finds config/NAME.ini, an unknown name is refused (exit 2)
+               listing the names, a path still works; -l lists, --version prints --expect.
 --preload LIBS (sanitizer builds): the unmodified binaries are not instrumented, so the
 instrumented drop-in needs the sanitizer runtimes loaded first: each tool runs with LD_PRELOAD
 of LIBS (comma-separated, libasan first) and --lsan-supp as LeakSanitizer suppressions.
@@ -464,22 +471,249 @@ def mode_rdmacm(r, args, tmp):
     return 0
 
 
+# ------------------------------------------------------------------ memif loopback, no hugepages
+
+MEMIF_SOCK_IN_INI = "/tmp/droce-memif.sock"
+
+
+def abstract_listening(name):
+    """An abstract unix socket @name listens (/proc/net/unix: flags 00010000 = ACC)."""
+    with open("/proc/net/unix") as f:
+        return any(line.split()[-1] == "@" + name and line.split()[3] == "00010000"
+                   for line in f.readlines()[1:] if len(line.split()) >= 8)
+
+
+def tcp_listening(port):
+    """Some socket listens on TCP @port (/proc/net/tcp, tcp6: state 0A)."""
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(path) as f:
+            for line in f.readlines()[1:]:
+                fld = line.split()
+                if fld[3] == "0A" and int(fld[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+    return False
+
+
+class Loopback:
+    """Two droce processes over one memif socket of their own (an abstract name, no file),
+    run as the caller or as @user."""
+
+    def __init__(self, r, tmp, user):
+        self.r = r
+        self.sock = f"/tmp/droce-memif-test-{os.getpid()}.sock"
+        self.prefix = f"droceloop{os.getpid()}"
+        rundir = "/tmp/dpdk" if user or os.geteuid() != 0 else "/var/run/dpdk"
+        if not user and os.geteuid() != 0 and os.environ.get("XDG_RUNTIME_DIR"):
+            rundir = os.path.join(os.environ["XDG_RUNTIME_DIR"], "dpdk")
+        self.rundir = os.path.join(rundir, self.prefix)
+        self.telemetry = os.path.join(self.rundir, "dpdk_telemetry.v2")
+        self.ini = {}
+        self.pre = []
+        if user:
+            self.pre = ["setpriv", f"--reuid={user}", f"--regid={user_group(user)}",
+                        "--clear-groups"]
+            os.chmod(tmp, 0o755)
+        for role in ("server", "client"):
+            name = f"loopback-{role}.ini"
+            with open(os.path.join(r.config, name)) as f:
+                text = f.read().replace(MEMIF_SOCK_IN_INI, self.sock)
+            if "--no-huge" not in text or "net_memif" not in text:
+                fail(f"config/{name}: no --no-huge or no net_memif device")
+            if role == "server":
+                # A file prefix of its own: its telemetry socket says when rping listens.
+                text = text.replace("--no-shconf", f"--no-shconf --file-prefix {self.prefix}")
+            self.ini[role] = os.path.join(tmp, name)
+            with open(self.ini[role], "w") as f:
+                f.write(text)
+            os.chmod(self.ini[role], 0o644)
+        self.addr = {}
+        self.dev = {}
+        for role in ("server", "client"):
+            cp = read_ini(self.ini[role])
+            sec = [x for x in cp.sections() if x.startswith("device ")][0]
+            self.dev[role] = sec.split()[1]
+            self.addr[role] = cp[sec]["ipv4"]
+        self.env = dict(os.environ)
+        self.env.pop("DROCE_CONFIG", None)
+        if user:
+            self.env.pop("XDG_RUNTIME_DIR", None)   # the EAL's runtime dir: /tmp/dpdk/...
+
+    def cmd(self, role, args):
+        return self.pre + [self.r.run_sh, "-c", self.ini[role]] + self.r.pre + args
+
+    def gid_index(self):
+        """The GID index ibv_devinfo -v shows for the server's IPv4 address."""
+        p = subprocess.run(self.cmd("server", ["ibv_devinfo", "-v"]), capture_output=True,
+                           text=True, timeout=60, env=self.env)
+        m = re.search(rf"GID\[\s*(\d+)\]:\s+::ffff:{re.escape(self.addr['server'])},",
+                      p.stdout)
+        if p.returncode != 0 or not m:
+            fail(f"ibv_devinfo -v on the server's config: exit {p.returncode}, no IPv4 GID:\n"
+                 f"{p.stdout}{p.stderr}")
+        return int(m.group(1))
+
+    def run(self, server_cmd, client_cmd, ready, timeout=60):
+        """The server, then, once @ready() (it listens), the client, started once.
+        @return ((rc, out), (rc, out))."""
+        log1 = tempfile.TemporaryFile("w+")
+        p1 = subprocess.Popen(self.cmd("server", server_cmd), stdout=log1,
+                              stderr=subprocess.STDOUT, text=True, env=self.env)
+        t_end = time.time() + 30
+        while p1.poll() is None and time.time() < t_end and not ready():
+            time.sleep(0.05)
+        if p1.poll() is not None or not ready():
+            p1.kill()
+            p1.wait()
+            log1.seek(0)
+            return (p1.returncode, log1.read()), (-1, "the server never listened")
+        try:
+            p2 = subprocess.run(self.cmd("client", client_cmd), capture_output=True, text=True,
+                                timeout=timeout, env=self.env)
+            rc2, out2 = p2.returncode, p2.stdout + p2.stderr
+        except subprocess.TimeoutExpired as e:
+            rc2, out2 = -1, f"timeout: {e.stdout}{e.stderr}"
+        try:
+            p1.wait(timeout=30 if rc2 == 0 else 3)
+            pre = ""
+        except subprocess.TimeoutExpired:
+            p1.kill()
+            p1.wait()
+            pre = "timeout: "
+        log1.seek(0)
+        return (p1.returncode, pre + log1.read()), (rc2, out2)
+
+
+def user_group(user):
+    import grp
+    import pwd
+    return grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
+
+
+def mode_loopback(r, args, tmp):
+    if args.user and os.geteuid() != 0:
+        # Not root: this user is already unprivileged, and setpriv could not switch.
+        print(f"uid {os.geteuid()} is not root: runs as itself, not as {args.user}")
+        args.user = ""
+    lb = Loopback(r, tmp, args.user)
+    try:
+        return loopback_runs(lb, args)
+    finally:
+        shutil.rmtree(lb.rundir, ignore_errors=True)
+
+
+def loopback_runs(lb, args):
+    who = f"as {args.user}" if args.user else f"as uid {os.geteuid()}"
+    gid = lb.gid_index()
+    srv = lb.addr["server"]
+    # rping: the client pings 10 times; both exit 0 and print the 10 pings.
+    (rc1, o1), (rc2, o2) = lb.run(["rping", "-s", "-a", srv, "-v", "-C", "10"],
+                                  ["rping", "-c", "-a", srv, "-v", "-C", "10"],
+                                  lambda: abstract_listening(lb.sock) and
+                                  cm_listens(lb.telemetry))
+    for name, rc, o, pat in (("server", rc1, o1, r"^server ping data: rdma-ping-\d+: "),
+                             ("client", rc2, o2, r"^ping data: rdma-ping-\d+: ")):
+        if rc != 0 or len(re.findall(pat, o, re.M)) != 10:
+            fail(f"rping over memif {who}: {name} exit {rc}, want 10 pings:\n--- server\n"
+                 f"{o1}\n--- client\n{o2}")
+    print(f"rping -C 10 over memif {who}, no hugepages: both exit 0, 10 pings each", flush=True)
+    # ibv_rc_pingpong -g <the IPv4 GID>: data checked (-c), both report the iterations.
+    port = free_port()
+    base = ["ibv_rc_pingpong", "-g", str(gid), "-p", str(port), "-n", "100", "-c"]
+    (rc1, o1), (rc2, o2) = lb.run(base + ["-d", lb.dev["server"]],
+                                  base + ["-d", lb.dev["client"], "127.0.0.1"],
+                                  lambda: abstract_listening(lb.sock) and tcp_listening(port))
+    if rc1 != 0 or rc2 != 0 or any(not (m := PP_RESULT.search(o)) or int(m.group(1)) != 100
+                                   for o in (o1, o2)):
+        fail(f"ibv_rc_pingpong -g {gid} over memif {who}: server exit {rc1}, client exit "
+             f"{rc2}\n--- server\n{o1}\n--- client\n{o2}")
+    print(f"ibv_rc_pingpong -g {gid} -n 100 -c over memif {who}: both exit 0, "
+          f"{PP_RESULT.search(o2).group(3)} usec/iter (client)", flush=True)
+    # Bad input: each client with no server. memif's client cannot connect its socket, the
+    # device does not open, the tool says so and exits non-zero at once.
+    for tool, want in ((["rping", "-c", "-a", srv, "-v", "-C", "10"], "rdma_resolve_addr"),
+                       (["ibv_rc_pingpong", "-d", lb.dev["client"], "-g", str(gid),
+                         "-p", str(port), "127.0.0.1"], f"Couldn't get context for "
+                                                        f"{lb.dev['client']}")):
+        t0 = time.time()
+        p = subprocess.run(lb.cmd("client", tool), capture_output=True, text=True, timeout=30,
+                           env=lb.env)
+        took = time.time() - t0
+        out = p.stdout + p.stderr
+        msg = f"{lb.dev['client']}: port 0: cannot start: Input/output error"
+        if p.returncode <= 0 or msg not in out or want not in out or took > 20:
+            fail(f"{tool[0]} client with no server {who}: exit {p.returncode} in {took:.1f} s, "
+                 f"want '{msg}' and '{want}':\n{out}")
+        print(f"{tool[0]} client with no server {who}: exit {p.returncode} in {took:.1f} s, "
+              f"'{msg}'", flush=True)
+    return 0
+
+
+def cm_listens(path):
+    """droce's CM in the process whose telemetry socket is @path has a listening id."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.connect(path)
+            s.recv(1 << 16)
+            s.send(b"/droce/cm_ids")
+            ids = json.loads(s.recv(1 << 16)).get("/droce/cm_ids") or {}
+        return any(v.get("state") == "listen" for v in ids.values())
+    except (OSError, ValueError):
+        return False
+
+
+def mode_run_names(r, args):
+    env = dict(os.environ)
+    env.pop("DROCE_CONFIG", None)
+
+    def run(cmd):
+        return subprocess.run([r.run_sh] + cmd, capture_output=True, text=True, timeout=60,
+                              env=env)
+    names = sorted(f[:-4] for f in os.listdir(r.config) if f.endswith(".ini"))
+    p = run(["-l"])
+    if p.returncode != 0 or sorted(p.stdout.split()) != names:
+        fail(f"droce-run -l: exit {p.returncode}, {p.stdout.split()} != {names}")
+    print(f"droce-run -l: the {len(names)} names of {r.config}")
+    p = run(["--version"])
+    if p.returncode != 0 or p.stdout != f"droce-run {args.expect}\n":
+        fail(f"droce-run --version: exit {p.returncode}, {p.stdout!r}")
+    print(f"droce-run --version: {p.stdout.strip()}")
+    for c in ("loopback-server", "loopback-server.ini",
+              os.path.join(r.config, "loopback-server.ini")):
+        p = run(["-c", c, "ibv_devices"])
+        if p.returncode != 0 or not re.search(r"^\s+memif0\s", p.stdout, re.M):
+            fail(f"droce-run -c {c} ibv_devices: exit {p.returncode}, no memif0:\n"
+                 f"{p.stdout}{p.stderr}")
+        print(f"droce-run -c {c}: ibv_devices lists memif0")
+    p = run(["-c", "no-such-config", "ibv_devices"])
+    line = p.stderr.strip()
+    if p.returncode != 2 or "no configuration file or name 'no-such-config'" not in line or \
+            "\n" in line or any(n not in line.split() for n in names):
+        fail(f"droce-run -c no-such-config: exit {p.returncode}, want exit 2 and one line "
+             f"listing {names}: {p.stderr!r}")
+    print("droce-run -c no-such-config: exit 2, the names listed")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest", "rdmacm"])
+    ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest", "rdmacm",
+                                     "loopback", "run-names"])
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--tool", default="rc")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--preload", default="")
     ap.add_argument("--lsan-supp", default="")
+    ap.add_argument("--user", default="")
+    ap.add_argument("--expect", default="")
     args = ap.parse_args()
     r = Runner(args)
     need = {"devices": ["ibv_devices", "ibv_devinfo"], "bad-config": ["ibv_devices"],
             "pingpong": [f"ibv_{t}_pingpong" for t in args.tool.split(",")],
             "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(","),
             "rdmacm": ["rping", "ucmatose", "udaddy", "rdma_server", "rdma_client",
-                       "rdma_xserver", "rdma_xclient", "ib_write_bw"]}
+                       "rdma_xserver", "rdma_xclient", "ib_write_bw"],
+            "loopback": ["rping", "ibv_rc_pingpong", "ibv_devinfo"], "run-names": ["ibv_devices"]}
     missing = [t for t in need[args.mode] if shutil.which(t) is None]
     if missing:
         fail(f"{', '.join(missing)} not installed (test/deps.sh installs ibverbs-utils, perftest)")
@@ -487,6 +721,11 @@ def main():
         return mode_devices(r)
     if args.mode == "bad-config":
         return mode_bad_config(r)
+    if args.mode == "run-names":
+        return mode_run_names(r, args)
+    if args.mode == "loopback":
+        with tempfile.TemporaryDirectory(prefix="droce-loopback-") as tmp:
+            return mode_loopback(r, args, tmp)
     if not hugepages():
         print(f"SKIP: cannot reserve {HUGEPAGES} hugepages")
         return SKIP

@@ -46,7 +46,7 @@ cli)
 esac
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-DALLOW_EXPERIMENTAL_API -DREPLAY_MAX_MR_LEN=65536u -include rte_config.h \
+	-DALLOW_EXPERIMENTAL_API -DREPLAY_MAX_MR_LEN=65536u -DDROCE_VERSION='"fuzz"' -include rte_config.h \
 	-I"$app" -I"$src/lib/wire" -I"$src/lib/verbs" -I"$src/config" \
 	$(pkg-config --cflags libdpdk libisal) \
 	"$src/test/replay/fuzz_$target.c" "$app/scenario.c" "$app/scenario_print.c" \
