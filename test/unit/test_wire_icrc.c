@@ -4,7 +4,7 @@
 /*
  * Proves the ICRC:
  * - droce_icrc() equals an independent computation (zlib's crc32 over a masked copy made
- *   here, the way ../shared/rig/icrc_check.py does it) for IPv4 and IPv6 frames of every size;
+ *   here, the way test/rig/icrc_check.py does it) for IPv4 and IPv6 frames of every size;
  * - a flipped bit in any ICRC-covered byte changes it (verification fails), while changes to
  *   the masked fields (IPv4 TOS/TTL/checksum, IPv6 traffic class/flow label/hop limit, UDP
  *   checksum, the BTH F/B/reserved byte) do not;
