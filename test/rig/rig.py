@@ -188,6 +188,9 @@ def write_cpio(root, out):
 
 # ---------------------------------------------------------------- the guest image
 
+_BUILT = {}     # Builder.build()'s answers in this process
+
+
 class Builder:
     """Builds the guest (kernel + initramfs) from Debian packages, cached under @root:
     kernel/<package>/ (the unpacked linux-image, its vmlinux) and guest-<hash>/ (vmlinux,
@@ -300,7 +303,17 @@ class Builder:
         }
 
     def build(self):
-        """@return the guest directory (vmlinux, initramfs.cpio), built unless cached."""
+        """@return the guest directory (vmlinux, initramfs.cpio), built unless cached. Within a
+        process, the answer for the same inputs (extra binaries by size and time) is kept."""
+        memo = (self.root, tuple(self.extra_pkgs), tuple(self.extra_mods), self.kpkg,
+                tuple((b, os.stat(b).st_size, os.stat(b).st_mtime_ns) if os.path.isfile(b)
+                      else (b,) for b in self.extra_bins))
+        gdir = _BUILT.get(memo)
+        if gdir is None or not os.path.exists(os.path.join(gdir, "inputs.json")):
+            gdir = _BUILT[memo] = self._build()
+        return gdir
+
+    def _build(self):
         os.makedirs(self.root, exist_ok=True)
         with open(os.path.join(self.root, ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
