@@ -11,7 +11,7 @@
  * OUT.expected holds what each frame must decode to: the values this program asked for, in
  * droce-dump --fields' tab-separated format (same column names, a '#' header line, empty where
  * the opcode has no such header). The tests check the pcap against that file with tshark,
- * scapy, the rig's ICRC checker (test/rig) and droce-dump.
+ * scapy, test/rig/icrc_check.py and droce-dump.
  */
 
 #include <arpa/inet.h>

@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The droce authors
 """Check the ICRC of droce's built frames with the rig's independent checker, icrc_check.py.
 
-usage: check_icrc.py --icrc-check ICRC_CHECK.py --build-frames EXE --workdir DIR
+usage: check_icrc.py --icrc-check test/rig/icrc_check.py --build-frames EXE --workdir DIR
 
 icrc_check.py must report every frame build_frames made (IPv4 and IPv6) ok and none bad; and,
 so that a pass means something, it must report exactly one bad frame once one payload byte of

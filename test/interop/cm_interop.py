@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""droce's connection manager against Linux's (ib_cm, rdma_cm) in a qemu guest of the rxe rig
-(../shared/rig): examples/cm_pingpong (droce's CM API, rping's protocol) on the rig's host
+"""droce's connection manager against Linux's (ib_cm, rdma_cm) in a qemu guest of the rig
+(test/rig, doc/rig.md): examples/cm_pingpong (droce's CM API, rping's protocol) on the rig's host
 endpoint (config/rig.ini at rig MTU 1500, IB MTU 1024; config/rig9000.ini at 9000, IB MTU 4096)
 against the unmodified rping in guest g1, both roles; and what goes wrong: a connect to a port
 nobody listens on, a listener that rejects, a peer killed in the middle of a run.
 
-usage: cm_interop.py [--mtu 1500,9000] [--only REGEX] [--list] --build DIR --rig DIR --logdir DIR
+usage: cm_interop.py [--mtu 1500,9000] [--only REGEX] [--list] --build DIR [--rig test/rig] --logdir DIR
 
 Cases (each at both MTUs):
   rping droce=client|server   -C 200 -S 4096, -V (the client compares every byte it gets back)
@@ -21,7 +21,7 @@ and, through droce's librdmacm.so.1 (droce-run, doc/compat.md), the unmodified r
 perftest tools against the same tools in the guest, both roles:
   rping -v -V -C 200 -S 4096    ucmatose -c 8    udaddy (SIDR, UD)
   ib_write_bw, ib_read_bw, ib_send_bw -R (-n 100), ib_send_lat -R (-n 5 -s 1 MiB)
-Every run is captured on the rig's bridge; the capture must pass icrc_check.py, droce-dump
+Every run is captured on the rig's bridge; the capture must pass test/rig/icrc_check.py, droce-dump
 and tshark (no malformed frame), and hold the CM MADs the case implies (tshark's "CM:" lines).
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
@@ -35,7 +35,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("DROCE_INTEROP_NS", "drocecm")
-os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-drocecm")
 import interop  # noqa: E402  (the rig: preflight, Rig, Capture, checks, log, StepFailed)
 
 TOP = interop.TOP

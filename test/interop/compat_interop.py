@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
 """Unmodified verbs binaries on droce's libibverbs.so.1 (lib/compat, doc/compat.md) against
-the same unmodified binaries on Linux Soft-RoCE in a qemu guest of the rxe rig (../shared/rig):
+the same unmodified binaries on Linux Soft-RoCE in a qemu guest of the rig (test/rig):
 droce-run on the rig's host endpoint (config/rig.ini at rig MTU 1500, IB MTU 1024;
 config/rig9000.ini at 9000, IB MTU 4096), rxe0 in guest g1. Both roles for every tool.
 
 usage: compat_interop.py [--mtu 1500,9000] [--tool LIST|all] [--only REGEX] [--list] [--lossy]
-                         [--ipv6] --build DIR --rig DIR --logdir DIR
+                         [--ipv6] --build DIR [--rig test/rig] --logdir DIR
 
 With --lossy, a lossy link (LOSSY_FAULTS and 1 in 128 of the guest's frames dropped on the
 bridge): every run must still pass, and droce's counters (logged when the tool exits) must
@@ -30,7 +30,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("DROCE_INTEROP_NS", "droceci")
-os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-droceci")
 import interop  # noqa: E402  (the rig: preflight, Rig, log, StepFailed)
 
 TOP = interop.TOP

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
 """droce against Linux Soft-RoCE: examples/{rc,uc,ud,srq}_pingpong vs the unmodified
-ibv_{rc,uc,ud,srq}_pingpong (rdma-core 44) running in a qemu guest of the rxe rig
-(../shared/rig), with a capture of every run checked.
+ibv_{rc,uc,ud,srq}_pingpong (rdma-core 44) running in a qemu guest of the rig (test/rig,
+doc/rig.md), with a capture of every run checked.
 
 usage: interop.py [--mode droce|exchange|self-check] [--tool rc,uc,ud,srq] [--full]
                   [--only REGEX] [--list] [--build DIR] [--rig DIR] [--logdir DIR]
@@ -24,16 +24,19 @@ modes
               an engine.
   self-check  the droce scenarios with guest g2 in droce's place (2 guests): proves the harness.
 
-Every run is captured on the rig's bridge; the capture must pass the rig's icrc_check.py,
+Every run is captured on the rig's bridge; the capture must pass test/rig/icrc_check.py,
 droce-dump and tshark (no malformed frame), and droce's SEND segments must be path-MTU sized.
-Each failure names its step: rig-up, server-start, droce-start, exchange, data, chk, capture.
+Each failure names its step: rig-up, server-start, droce-start, exchange, data, chk, capture;
+when the guest went silent for longer than its retry budget while droce kept sending, the line
+says "peer stalled N ms at t=T s" (the time from the start of the run's capture).
 
-The rig is private to this driver (netns "droceiop", state under /var/tmp/rxe-rig/run-droceiop:
+The rig is private to this driver (netns "droceiop", state under /var/tmp/droce-rig/run/droceiop:
 override with DROCE_INTEROP_NS / DROCE_INTEROP_RUN), so it does not collide with a rig someone
 brought up by hand; it is always torn down. Exit: 0 all passed, 1 a failure, 77 the rig cannot
-run here (not root, no /dev/net/tun, no network namespaces, qemu not installable).
+run here (not root, no /dev/net/tun, no network namespaces).
 """
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -65,19 +68,6 @@ class StepFailed(Exception):
         self.step = step
 
 
-def rig_env(**extra):
-    """The environment for the rig's own scripts: the host's libraries only. The tests run
-    with the build's library paths (meson's LD_LIBRARY_PATH; for the compat test, droce's
-    libibverbs.so.1): build-guest.sh copies what ldd resolves into the guest's initramfs, and
-    a cache built that way boots guests whose ibv_* tools cannot load libibverbs.so.1 (seen:
-    every interop test failed with 'libibverbs.so.1: cannot open shared object file'); qemu
-    links libibverbs too."""
-    env = dict(os.environ, **extra)
-    for k in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
-        env.pop(k, None)
-    return env
-
-
 def run(cmd, timeout=60, env=None, check=False):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and p.returncode != 0:
@@ -92,46 +82,52 @@ def skip(why):
     sys.exit(SKIP)
 
 
-def guest_has_host_verbs():
-    """Does the guest's initramfs hold libibverbs.so.1 where the guest's loader looks?"""
-    cpio = os.path.join(os.environ.get("RIG_CACHE", "/var/tmp/rxe-rig"), "initramfs.cpio")
-    try:
-        with open(cpio, "rb") as f:
-            names = subprocess.run(["cpio", "-it", "--quiet"], stdin=f, capture_output=True,
-                                   text=True, timeout=60).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        return True     # cannot tell: let the scenarios say
-    return any(n.lstrip("./") in ("usr/lib/x86_64-linux-gnu/libibverbs.so.1",
-                                  "lib/x86_64-linux-gnu/libibverbs.so.1") for n in names)
+RIG_DIR = os.path.join(TOP, "test", "rig")
+_RIG_LIBS = {}
+
+
+def rig_lib(rigdir=RIG_DIR):
+    """The rig's library (test/rig/rig.py: Rig, RigError, RigUnavailable, icrc_check)."""
+    rigdir = os.path.abspath(rigdir)
+    if rigdir not in _RIG_LIBS:
+        path = os.path.join(rigdir, "rig.py")
+        if not os.path.isfile(path):
+            raise StepFailed("rig-up", f"no rig at {rigdir} (test/rig/rig.py)")
+        spec = importlib.util.spec_from_file_location(f"droce_rig_{len(_RIG_LIBS)}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _RIG_LIBS[rigdir] = mod
+    return _RIG_LIBS[rigdir]
 
 
 def preflight(rigdir):
+    """Exit 77 where the rig cannot exist here; build the guest (or find it cached) with this
+    driver's RIG_EXTRA_* knobs. StepFailed when that fails."""
     if os.geteuid() != 0:
-        skip("the rxe rig needs root (network namespaces, taps, qemu)")
+        skip("the rig needs root (network namespaces, taps, qemu)")
     if not os.path.exists("/dev/net/tun"):
         skip("no /dev/net/tun: qemu cannot get a tap")
-    if not os.path.isfile(os.path.join(rigdir, "up.sh")):
-        skip(f"no rig at {rigdir}")
     probe = f"droceprobe{os.getpid()}"
     if run(["ip", "netns", "add", probe]).returncode != 0:
         skip("'ip netns add' does not work here")
     run(["ip", "netns", "del", probe])
+    lib = rig_lib(rigdir)
     t0 = time.time()
-    p = run([os.path.join(rigdir, "build-guest.sh")], timeout=600, env=rig_env())
-    if p.returncode == 0 and not guest_has_host_verbs():
-        # A cache built before rig_env() existed, with the build's libibverbs: build it again.
-        log("interop: the cached guest lacks the host's libibverbs.so.1: rebuilding it")
-        cache = os.environ.get("RIG_CACHE", "/var/tmp/rxe-rig")
-        try:
-            os.unlink(os.path.join(cache, "build.stamp"))
-        except OSError:
-            pass
-        p = run([os.path.join(rigdir, "build-guest.sh")], timeout=600, env=rig_env())
-    if p.returncode != 0:
-        if shutil.which("qemu-system-x86_64") is None:
-            skip("qemu-system-x86_64 is missing and could not be installed: " + p.stderr[-300:])
-        raise StepFailed("rig-up", "build-guest.sh failed: " + (p.stdout + p.stderr)[-800:])
-    log(f"interop: guest kernel/initramfs ready ({time.time() - t0:.1f} s)")
+    try:
+        gdir = lib.Rig(guests=1, log=lambda m: log("interop: rig: " + m)).build()
+    except lib.RigUnavailable as e:
+        skip(str(e))
+    except lib.RigError as e:
+        raise StepFailed("rig-up", str(e))
+    log(f"interop: guest {gdir} ready ({time.time() - t0:.1f} s)")
+
+
+def stall_note(pcap, peer_ip, other_ip, budget_ms=500):
+    """"; peer stalled N ms at t=T s (...)" when @peer_ip sent nothing in the capture @pcap for
+    longer than @budget_ms (ibv_rc_pingpong's retry budget: 7 retries of 4.096 us * 2^14 =
+    470 ms) while @other_ip kept sending; else ""."""
+    text = rig_lib().icrc_check.stall_text(pcap, peer_ip, other_ip, budget_ms)
+    return "; " + text if text else ""
 
 
 # ---------------------------------------------------------------- the rig
@@ -142,10 +138,9 @@ class Rig:
         paths run over IPv6 GIDs (droce_gid(), guest_gid())."""
         self.dir, self.guests, self.mtu, self.ipv6 = rigdir, guests, mtu, ipv6
         self.ns = os.environ.get("DROCE_INTEROP_NS", "droceiop")
-        run_dir = os.environ.get("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig/run-droceiop")
-        self.env = rig_env(RIG_NS=self.ns, RIG_RUN=run_dir, RIG_MTU=str(mtu),
-                           **({"RIG_IPV6": "1"} if ipv6 else {}))
-        self.state = os.path.join(run_dir, "state")
+        self.lib = rig_lib(rigdir)
+        self.h = self.lib.Rig(guests=guests, ns=self.ns, run=os.environ.get("DROCE_INTEROP_RUN"),
+                              mtu=mtu, ipv6=ipv6, log=lambda m: log("interop: rig: " + m))
         self.gids = {}      # guest -> its IPv6 GID index (the guests keep theirs until down)
 
     def droce_gid(self):
@@ -172,18 +167,19 @@ class Rig:
 
     def up(self):
         self.gids = {}
-        if os.path.exists(self.state):
+        if self.h.is_up():
             self.down()
         t0 = time.time()
-        p = run([os.path.join(self.dir, "up.sh"), str(self.guests)], timeout=300, env=self.env)
-        if p.returncode != 0:
-            raise StepFailed("rig-up", (p.stdout + p.stderr)[-1200:])
+        try:
+            self.h.up()
+        except self.lib.RigError as e:
+            raise StepFailed("rig-up", str(e))
         log(f"interop: rig up: {self.guests} guest(s), MTU {self.mtu} ({time.time() - t0:.1f} s)")
 
     def down(self):
         t0 = time.time()
-        p = run([os.path.join(self.dir, "down.sh")], timeout=120, env=self.env)
-        log(f"interop: rig down ({time.time() - t0:.1f} s){'' if p.returncode == 0 else ': ' + p.stderr}")
+        if self.h.down(quiet=True):
+            log(f"interop: rig down ({time.time() - t0:.1f} s)")
 
     # Loss towards droce: the guests' RoCE frames whose IPv4 ID (Linux counts it up per frame,
     # so a retransmission has another one) has its low bits 0, 1 in @one_in (a power of two),
@@ -230,8 +226,9 @@ class Rig:
         return self.dropped(self.LOSS_PORT)
 
     def gx(self, n, cmd, timeout=60):
-        return run([os.path.join(self.dir, "gx.sh"), str(n), "--timeout", str(timeout), cmd],
-                   timeout=timeout + 10, env=self.env)
+        """Run the shell script @cmd in guest @n (killed there after @timeout s): returncode,
+        stdout (its stdout and stderr), stderr (the harness's complaint)."""
+        return self.h.exec(n, cmd, timeout)
 
     def nsexec(self, cmd):
         return ["ip", "netns", "exec", self.ns] + cmd
@@ -787,6 +784,8 @@ def run_scenario(sc, droce, peer, rig, logdir, tools):
         ok, text = True, note
     except StepFailed as e:
         ok, text = False, str(e)
+        if sc.iters > 0:
+            text += stall_note(os.path.join(d, "capture.pcap"), peer.rdma_ip, droce.rdma_ip)
     line = f"[{'PASS' if ok else 'FAIL'}] {sc.name} {sc.title} ({time.time() - t0:.1f} s): {text}"
     log(line)
     with open(os.path.join(d, "result.txt"), "w") as f:
@@ -805,7 +804,7 @@ def parse_args():
     ap.add_argument("--only", help="run the scenarios whose name or title matches this regex")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
-    ap.add_argument("--rig", default=os.path.join(TOP, "..", "shared", "rig"))
+    ap.add_argument("--rig", default=RIG_DIR, help="the rig (default test/rig)")
     ap.add_argument("--logdir", default="/var/tmp/droce-interop")
     args = ap.parse_args()
     args.tools = TOOLS if args.tool == "all" else args.tool.split(",")
@@ -913,7 +912,7 @@ def harness_parser(description=None):
     """The arguments every rig harness takes (--build, --rig, --logdir); a harness adds its own."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--rig", required=True)
+    ap.add_argument("--rig", default=RIG_DIR, help="the rig (default test/rig)")
     ap.add_argument("--logdir", required=True)
     return ap
 

@@ -7,12 +7,12 @@ unmodified tgtd (package tgt, linked against libibverbs and librdmacm) runs on d
 iSER initiator (ib_iser with open-iscsi's iscsid and iscsiadm) in a rig guest logs in over
 Soft-RoCE, and the LUN appears as a SCSI disk (doc/storage.md).
 
-usage: iser_interop.py --build DIR --rig DIR --logdir DIR [--mb N] [--lossy-mb N] [--loss N]
+usage: iser_interop.py --build DIR [--rig test/rig] --logdir DIR [--mb N] [--lossy-mb N] [--loss N]
                        [--measure]
 
 Steps, each named when it fails:
-  rig-up       a guest of its own (RIG_CACHE /var/tmp/rxe-rig-iser) that carries open-iscsi,
-               ib_iser, sd_mod and coreutils' dd
+  rig-up       a guest of its own (test/rig with ib_iser, iscsi_tcp and sd_mod loaded and
+               coreutils' dd; every guest carries open-iscsi)
   tgtd         tgtd -f on droce-run; an iSER target (tgtadm --lld iser) with one LUN backed by
                a file of --mb MiB (default 64), bound to every address and to the guest's
                initiator name (tgt 1.0.85 needs both)
@@ -53,11 +53,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("DROCE_INTEROP_NS", "droceiser")
-os.environ.setdefault("RIG_CACHE", "/var/tmp/rxe-rig-iser")
-os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig-iser/run-droceiser")
-os.environ.setdefault("RIG_EXTRA_PKGS", "open-iscsi")
 os.environ.setdefault("RIG_EXTRA_MODS", "ib_iser iscsi_tcp sd_mod")
-os.environ.setdefault("RIG_EXTRA_BINS", "/usr/sbin/iscsiadm /usr/sbin/iscsid /usr/bin/dd")
+os.environ.setdefault("RIG_EXTRA_BINS", "/usr/bin/dd")
 import interop  # noqa: E402  (the rig: preflight, Rig, log, StepFailed)
 
 TOP = interop.TOP

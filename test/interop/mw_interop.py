@@ -4,7 +4,7 @@
 """Memory windows and remote invalidation against Linux Soft-RoCE: test/interop/mw_probe (an
 ordinary libibverbs + librdmacm program) on both ends of RC connections (doc/interop.md).
 
-usage: mw_interop.py [--pair droce|rxe] [--mtu 1500] --build DIR --rig DIR --logdir DIR
+usage: mw_interop.py [--pair droce|rxe] [--mtu 1500] --build DIR [--rig test/rig] --logdir DIR
                      [--probe PATH]
 
 pairs
@@ -18,14 +18,12 @@ and READ through them, SEND_WITH_INV both ways with IBV_WC_WITH_INV and invalida
 re-bind, IBV_WR_LOCAL_INV) and five bad flows, each on a connection of its own (see the head of
 mw_probe.c for rxe's answers, which droce must match). Each run passes when both ends exit 0,
 print no FAIL line and every step of REQUIRED passed, and the capture of the run (the rig's
-bridge) passes the rig's icrc_check.py. A failure names the run and its steps.
+bridge) passes test/rig/icrc_check.py. A failure names the run and its steps.
 
-The guest carries the probe (RIG_EXTRA_BINS, its own RIG_CACHE /var/tmp/rxe-rig-mw: a rebuilt
-probe rebuilds that guest), the rig runs in netns "drocemw" with its state in
-/var/tmp/rxe-rig-mw/run-drocemw, and is always torn down. Exit: 0 all passed, 1 a failure, 77
+The guest carries the probe at its own path (RIG_EXTRA_BINS: a guest image of its own, which a
+rebuilt probe rebuilds), the rig (test/rig) runs in netns "drocemw" and is always torn down. Exit: 0 all passed, 1 a failure, 77
 the rig cannot run here.
 """
-import hashlib
 import os
 import re
 import signal
@@ -35,8 +33,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("DROCE_INTEROP_NS", "drocemw")
-os.environ.setdefault("RIG_CACHE", "/var/tmp/rxe-rig-mw")
-os.environ.setdefault("DROCE_INTEROP_RUN", "/var/tmp/rxe-rig-mw/run-drocemw")
 import interop  # noqa: E402  (the rig: preflight, Rig, Capture, log, StepFailed)
 
 TOP = interop.TOP
@@ -59,24 +55,6 @@ REQUIRED = {
                "write_past_mw_end_requester", "read_without_rr_requester",
                "send_inv_type1_requester"],
 }
-
-
-def ensure_guest_probe(probe):
-    """The guest's initramfs carries @probe (RIG_EXTRA_BINS): build-guest.sh's stamp knows
-    the path, not the bytes, so a changed probe clears the stamp and the guest is rebuilt."""
-    os.environ["RIG_EXTRA_BINS"] = probe
-    cache = os.environ["RIG_CACHE"]
-    os.makedirs(cache, exist_ok=True)
-    with open(probe, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    mark = os.path.join(cache, "mw_probe.sha256")
-    old = open(mark).read().strip() if os.path.exists(mark) else ""
-    if old != digest:
-        try:
-            os.unlink(os.path.join(cache, "build.stamp"))
-        except OSError:
-            pass
-    return mark, digest
 
 
 class GuestEnd(interop.GuestJob):
@@ -186,6 +164,12 @@ def run_pair(rig, server, client, logdir, tag, icrc):
         errs.append(f"capture: icrc_check.py: {interop.tail(p.stdout + p.stderr, 3)}")
     if dropped:
         errs.append(f"capture: tcpdump dropped {dropped} frames")
+    if errs:
+        for end, other in ((server, client), (client, server)):
+            if isinstance(end, GuestEnd):
+                note = interop.stall_note(pcap, end.ip, other.ip)
+                if note:
+                    errs.append(f"{end.name}: {note[2:]}")
     return errs
 
 
@@ -204,12 +188,10 @@ def main():
         if not os.access(need, os.X_OK):
             interop.log(f"[FAIL] {need} is not built")
             return 1
-    mark, digest = ensure_guest_probe(probe)
+    os.environ["RIG_EXTRA_BINS"] = probe     # the guest's image hash covers its bytes
     logdir = interop.harness_start(args, f"mw-{args.pair}")
     if logdir is None:
         return 1
-    with open(mark, "w") as f:
-        f.write(digest + "\n")
     icrc = os.path.join(rigdir, "icrc_check.py")
     rig = interop.Rig(rigdir, 2 if args.pair == "rxe" else 1, args.mtu)
     t0, passed, failed = time.time(), 0, 0
