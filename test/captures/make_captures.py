@@ -138,16 +138,6 @@ def sh(cmd, timeout=60, check=False):
     return p
 
 
-def wait_agent(rig, n, secs=120):
-    """Until guest @n's command agent answers: a request that reaches the guest before the
-    agent opened its serial port is lost (the tty drops input nobody has open)."""
-    t_end = time.time() + secs
-    while time.time() < t_end:
-        if rig.exec(n, "true", timeout=2).returncode == 0:
-            return
-    raise Failed(f"g{n}: the command agent did not answer in {secs} s")
-
-
 def gid6(rig, n):
     """Guest @n's RoCE v2 GID index for fd47::n (rxe0's sysfs GID table)."""
     want = f"fd47:0000:0000:0000:0000:0000:0000:{n:04x}"
@@ -344,8 +334,6 @@ def main():
         print(f"make_captures: {e}", file=sys.stderr)
         return 1
     try:
-        for n in (1, 2):
-            wait_agent(rig, n)
         gids = {"G1": gid6(rig, 1), "G2": gid6(rig, 2)}
         for n in names:
             capture(rig, a.out, n, gids)
