@@ -17,8 +17,9 @@
  * allocated and the other way round) while the live allocations are the same. This file
  * therefore replaces malloc (glibc's documented interposition: malloc, free, calloc, realloc
  * and the aligned forms) with a thin layer over glibc's own that keeps each block's size in a
- * 16-byte header and counts live bytes and blocks. Under ASan, whose allocator owns malloc,
- * the count is ASan's own (__sanitizer_get_current_allocated_bytes). The INIs start EAL with
+ * 16-byte header and counts live bytes and blocks. Under ASan or TSan, whose allocators own
+ * malloc (a replacement here would free their blocks into glibc), the count is the sanitizer
+ * allocator's own (__sanitizer_get_current_allocated_bytes). The INIs start EAL with
  * --no-telemetry: under the default file prefix, any process's telemetry client could reach
  * this one's socket, and each connection runs a DPDK thread whose glibc thread bookkeeping
  * (its DTV, in glibc's stack cache) stays allocated after it ends.
@@ -37,15 +38,15 @@
 
 #define WARMUP 20
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CHURN_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CHURN_SAN_ALLOCATOR 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CHURN_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CHURN_SAN_ALLOCATOR 1
 #endif
 #endif
 
-#ifdef CHURN_ASAN
+#ifdef CHURN_SAN_ALLOCATOR
 size_t __sanitizer_get_current_allocated_bytes(void);
 
 static size_t live_bytes(void)
@@ -55,7 +56,7 @@ static size_t live_bytes(void)
 
 static size_t live_blocks(void)
 {
-	return 0;	/* ASan counts bytes only */
+	return 0;	/* the sanitizer allocators count bytes only */
 }
 #else
 /* glibc's allocator under the replacement below */
