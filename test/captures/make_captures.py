@@ -151,24 +151,8 @@ def gid6(rig, n):
 
 
 def drop(rig, mask):
-    """Drop IPv4 RoCE v2 frames leaving PORT whose IPv4 ID & @mask is 0 (HTB, a drop class of
-    a pfifo of limit 0: this kernel has no netem); None: stop."""
-    if mask is None:
-        sh(rig.nsexec(["tc", "qdisc", "del", "dev", PORT, "root"]))
-        return
-    for args in (["qdisc", "add", "dev", PORT, "root", "handle", "1:", "htb", "default", "1",
-                  "r2q", "100000"],
-                 ["class", "add", "dev", PORT, "parent", "1:", "classid", "1:1", "htb",
-                  "rate", "100gbit"],
-                 ["class", "add", "dev", PORT, "parent", "1:", "classid", "1:2", "htb",
-                  "rate", "100gbit"],
-                 ["qdisc", "add", "dev", PORT, "parent", "1:2", "handle", "2:", "pfifo",
-                  "limit", "0"],
-                 ["filter", "add", "dev", PORT, "parent", "1:", "protocol", "ip", "prio", "1",
-                  "u32", "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport",
-                  "4791", "0xffff", "match", "u16", "0x0000", mask, "at", "4", "flowid",
-                  "1:2"]):
-        sh(rig.nsexec(["tc"] + args), check=True)
+    """Drop IPv4 RoCE v2 frames leaving PORT whose IPv4 ID & @mask is 0; None: stop."""
+    rig.drop(PORT, None if mask is None else ["match", "u16", "0x0000", mask, "at", "4"])
 
 
 def tshark_lines(pcap, *args):

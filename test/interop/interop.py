@@ -189,33 +189,16 @@ class Rig:
     LOSS_PORT = "rxehost0-br"
 
     def drop(self, dev, matches):
-        """Drop the RoCE v2 frames leaving bridge port @dev that match the u32 @matches (a
-        list of tc arguments, after "match ip protocol 17, dport 4791"): HTB with a drop class
-        (a pfifo of limit 0); None: stop dropping on @dev. StepFailed when tc refuses."""
-        if matches is None:
-            run(self.nsexec(["tc", "qdisc", "del", "dev", dev, "root"]))
-            return
-        for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
-                     "r2q", "100000"],
-                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-                     "rate", "100gbit"],
-                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:2", "htb",
-                     "rate", "100gbit"],
-                    ["qdisc", "add", "dev", dev, "parent", "1:2", "handle", "2:", "pfifo",
-                     "limit", "0"],
-                    ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
-                     "u32", "match", "ip", "protocol", "17", "0xff",
-                     "match", "ip", "dport", "4791", "0xffff"] + matches +
-                    ["flowid", "1:2"]):
-            p = run(self.nsexec(["tc"] + cmd))
-            if p.returncode != 0:
-                raise StepFailed("tc", f"tc {' '.join(cmd)}: {p.stderr.strip()}")
+        """Drop the RoCE v2 frames leaving bridge port @dev that match the u32 @matches
+        (rig.Rig.drop); None: stop dropping on @dev. StepFailed when tc refuses."""
+        try:
+            self.h.drop(dev, matches)
+        except self.lib.RigError as e:
+            raise StepFailed("tc", str(e))
 
     def dropped(self, dev):
         """The frames drop() has dropped so far on @dev."""
-        out = run(self.nsexec(["tc", "-s", "qdisc", "show", "dev", dev])).stdout
-        m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
-        return int(m.group(1)) if m else 0
+        return self.h.dropped(dev)
 
     def drop_towards_droce(self, one_in):
         """Drop 1 in @one_in of the guests' RoCE frames to droce (0: stop dropping)."""

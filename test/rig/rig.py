@@ -515,6 +515,35 @@ class Rig:
     def nsexec(self, cmd):
         return ["ip", "netns", "exec", self.ns] + list(cmd)
 
+    # -- loss on a bridge port
+    def drop(self, dev, matches):
+        """Drop the IPv4 RoCE v2 frames leaving port @dev of the rig's namespace that match the
+        u32 @matches (tc arguments after "match ip protocol 17, dport 4791"): HTB with a drop
+        class (a pfifo of limit 0; the guest kernel's netem is not needed). None: stop dropping
+        on @dev. RigError when tc refuses."""
+        if matches is None:
+            _run(self.nsexec(["tc", "qdisc", "del", "dev", dev, "root"]), check=False)
+            return
+        for cmd in (["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                     "r2q", "100000"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+                     "rate", "100gbit"],
+                    ["class", "add", "dev", dev, "parent", "1:", "classid", "1:2", "htb",
+                     "rate", "100gbit"],
+                    ["qdisc", "add", "dev", dev, "parent", "1:2", "handle", "2:", "pfifo",
+                     "limit", "0"],
+                    ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                     "u32", "match", "ip", "protocol", "17", "0xff",
+                     "match", "ip", "dport", "4791", "0xffff"] + list(matches) +
+                    ["flowid", "1:2"]):
+            _run(self.nsexec(["tc"] + cmd), what="tc " + " ".join(cmd))
+
+    def dropped(self, dev):
+        """The frames drop() has dropped so far on @dev."""
+        out = _run(self.nsexec(["tc", "-s", "qdisc", "show", "dev", dev]), check=False).stdout
+        m = re.search(r"qdisc pfifo 2:.*?\(dropped (\d+)", out, re.S)
+        return int(m.group(1)) if m else 0
+
     # -- build
     def build(self):
         """The guest directory (built unless cached)."""
