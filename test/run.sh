@@ -3,9 +3,10 @@
 # Copyright (c) 2026 The droce authors
 #
 # The test command: install what is missing, build droce (warnings as errors), run every test
-# suite; rebuild with ASan+UBSan and run them all again; build with TSan (clang) and run the
-# multi-threaded suites; print how many fuzz inputs and soak bytes the tests checked (their
-# "fuzz inputs: N" and "soak bytes checked: N" lines, added up over all builds); end with
+# suite; rebuild with ASan+UBSan and run again the suites whose code that build instruments;
+# build with TSan (clang) and run the multi-threaded suites; print how many fuzz inputs and
+# soak bytes the tests checked (their "fuzz inputs: N" and "soak bytes checked: N" lines,
+# added up over all builds); end with
 # "N passed, N failed, N skipped".
 #
 # Usage: test/run.sh [--quick] [meson test args...]
@@ -88,10 +89,13 @@ fi
 if [ $quick -eq 0 ]; then
 	# -Db_lundef=false: the sanitizer runtimes resolve symbols at load time.
 	configure "$san" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
-	# The rig interop suite (qemu guests, ~2 min) runs once, in the normal build.
+	# Once, in the normal build: the rig interop suite (qemu guests), the package suite (it
+	# builds the .debs from the source tree, not from a build directory) and the libFuzzer
+	# suites (run_fuzz.sh builds its own clang ASan+UBSan binaries).
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-		run_suite "$san" "ASan+UBSan build" --no-suite interop "$@"
+		run_suite "$san" "ASan+UBSan build" --no-suite interop --no-suite package \
+			--no-suite fuzz "$@"
 fi
 
 if [ $quick -eq 0 ] && command -v clang >/dev/null; then
