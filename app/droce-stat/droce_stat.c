@@ -5,8 +5,9 @@
  * droce-stat: the counters of a running droce process, as `ethtool -S` prints a NIC's or
  * rdma's hw_counters a device's - once, or every SECONDS with deltas and rates - read over
  * DPDK telemetry (/droce/... commands, doc/observability.md). Also a QP's state and counters,
- * the engine lcores' load, and a list of devices and QPs. It needs no EAL and no hugepages:
- * it only talks to the process's telemetry socket.
+ * the engine lcores' load, and a list of devices and QPs; or it waits until the process's CM
+ * listens (a server ready for its client). It needs no EAL and no hugepages: it only talks to
+ * the process's telemetry socket.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,7 @@ struct opts {
 	const char *socket;
 	const char *dev;
 	double interval;	/* 0: once */
+	double wait;		/* -w: seconds to wait for a listening CM id; < 0: not asked */
 	long count;		/* intervals; 0: until interrupted */
 	long qpn;		/* -1: the device */
 	bool lcores, list, nonzero;
@@ -42,6 +44,7 @@ static void usage(FILE *f)
 "       droce-stat [options] -q QPN DEVICE  state and counters of one QP\n"
 "       droce-stat [options] -l             engine lcores: busy and idle cycles\n"
 "       droce-stat [options] -L             devices and their QPs\n"
+"       droce-stat [options] -w SECONDS     wait until the process's CM listens\n"
 "Read a running droce process's counters over DPDK telemetry (no EAL needed).\n"
 "\n"
 "  -p, --file-prefix P  the process's EAL --file-prefix (default: rte)\n"
@@ -51,11 +54,14 @@ static void usage(FILE *f)
 "  -q, --qp QPN         one QP (decimal or 0x hex) instead of the device\n"
 "  -l, --lcores         the engine instances' load instead of counters\n"
 "  -L, --list           the devices, their port and engine, and their QPs\n"
+"  -w, --wait-listen S  exit 0 once the process (started or not yet) has a listening\n"
+"                       CM id, 2 after S seconds (fractions allowed) without one\n"
 "  -z, --nonzero        only counters that are not zero (once) or that moved (-i)\n"
 "  -h, --help           this text\n"
 "      --version        the version\n"
 "Exit status: 0 ok, 1 bad options, 2 no droce process (no telemetry socket, or\n"
-"the process has no /droce/ commands) or the connection was lost, 3 unknown\n"
+"the process has no /droce/ commands) or the connection was lost or, with -w,\n"
+"nothing listened in time, 3 unknown\n"
 "device or QP, 4 a reply droce-stat cannot read.\n");
 }
 
@@ -302,6 +308,50 @@ static int list(const struct tel_reply *devs)
 	return EXIT_OK;
 }
 
+/* ---- Waiting for a server ---- */
+
+/* The reply to /droce/cm_ids ({"<n>": {"state": "listen", ...}, ...}) holds a listening id. */
+static bool has_listener(const struct tel_reply *ids)
+{
+	static const char suffix[] = ".state";
+	unsigned int i;
+	size_t n;
+
+	for (i = 0; i < ids->n; i++) {
+		n = strlen(ids->e[i].key);
+		if (n >= sizeof(suffix) - 1 &&
+		    strcmp(ids->e[i].key + n - (sizeof(suffix) - 1), suffix) == 0 &&
+		    strcmp(ids->e[i].str, "listen") == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Poll the socket at @path every 20 ms until its process has a listening CM id: the process
+ * may not have started yet, or not yet created its socket, its CM or its listener.
+ */
+static int wait_listen(const struct opts *o, const char *path)
+{
+	static struct tel_reply ids;
+	double end = now_s() + o->wait;
+	int s, rc;
+
+	for (;;) {
+		s = tel_connect(path);
+		if (s >= 0) {
+			rc = tel_query(s, "/droce/cm_ids", &ids);
+			close(s);
+			if (rc == 0 && has_listener(&ids))
+				return EXIT_OK;
+		}
+		if (stop || now_s() >= end)
+			break;
+		usleep(20000);
+	}
+	die(EXIT_NO_PROCESS, "no droce CM listens on %s after %g s", path, o->wait);
+}
+
 /* ---- Options ---- */
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -315,6 +365,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "lcores", no_argument, NULL, 'l' },
 		{ "list", no_argument, NULL, 'L' },
 		{ "nonzero", no_argument, NULL, 'z' },
+		{ "wait-listen", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -325,7 +376,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->prefix = "rte";
 	o->qpn = -1;
-	while ((c = getopt_long(argc, argv, "p:s:i:c:q:lLzh", lo, NULL)) != -1) {
+	o->wait = -1;
+	while ((c = getopt_long(argc, argv, "p:s:i:c:q:lLzw:h", lo, NULL)) != -1) {
 		errno = 0;
 		switch (c) {
 		case 'p': o->prefix = optarg; break;
@@ -348,6 +400,11 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'l': o->lcores = true; break;
 		case 'L': o->list = true; break;
 		case 'z': o->nonzero = true; break;
+		case 'w':
+			o->wait = strtod(optarg, &end);
+			if (*end != '\0' || *optarg == '\0' || !(o->wait >= 0 && o->wait <= 3600))
+				die(EXIT_USAGE, "bad wait '%s' (0 to 3600 seconds)", optarg);
+			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("droce-stat %s\n", DROCE_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
@@ -355,6 +412,14 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		o->dev = argv[optind++];
+	if (o->wait >= 0) {
+		if (o->dev != NULL || optind < argc || o->lcores || o->list || o->interval > 0 ||
+		    o->count > 0 || o->qpn >= 0 || o->nonzero) {
+			usage(stderr);
+			exit(EXIT_USAGE);
+		}
+		return;
+	}
 	if (optind < argc || (o->dev == NULL && !o->lcores && !o->list) ||
 	    (o->dev != NULL && (o->lcores || o->list)) || (o->count > 0 && o->interval <= 0) ||
 	    (o->list && o->interval > 0)) {
@@ -374,6 +439,10 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s", o.socket);
 	else
 		tel_socket_path(path, sizeof(path), o.prefix);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (o.wait >= 0)
+		return wait_listen(&o, path);
 	fd = tel_connect(path);
 	if (fd < 0)
 		die(EXIT_NO_PROCESS, "no DPDK process answers on %s (%s): is droce running with "
@@ -381,8 +450,6 @@ int main(int argc, char **argv)
 	if (tel_query(fd, "/droce/devices", &devs) != 0)
 		die(EXIT_NO_PROCESS, "the process on %s does not run droce (no /droce/ telemetry "
 		    "commands)", path);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	if (o.list)
 		return list(&devs);
 	if (o.lcores)

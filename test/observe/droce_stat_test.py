@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
 """droce-stat against a running droce process (obs_app): once, -z, -q, -l, -L, -i with
-deltas, and every error with its exit code.
+deltas, -w (wait for a CM listener), and every error with its exit code.
 
 Usage: droce_stat_test.py DROCE_STAT OBS_APP CONFIG CHECK
 """
@@ -145,6 +145,55 @@ def fake_dpdk(path):
     return srv
 
 
+def fake_listener(path, ids):
+    """A telemetry socket, bound only after 0.3 s, whose /droce/cm_ids is @ids (one reply per
+    connection, as DPDK's): a server that starts after droce-stat -w began waiting."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    def serve():
+        time.sleep(0.3)
+        srv.bind(path)
+        srv.listen(4)
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.send(json.dumps({'version': 'DPDK 22.11', 'pid': 1, 'max_output_len': 16384})
+                   .encode())
+            cmd = c.recv(1024).decode()
+            c.send(json.dumps({cmd: ids}).encode())
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def wait_listen(exe, app):
+    """-w: 0 once an id listens (the socket appearing later), 2 after S s without one (a
+    droce process whose ids do not listen, no process); bad values and mixes: 1."""
+    with tempfile.TemporaryDirectory() as d:
+        sock = os.path.join(d, 'dpdk_telemetry.v2')
+        srv = fake_listener(sock, {'0': {'state': 'connect'}, '1': {'state': 'listen'}})
+        t = time.monotonic()
+        stat(exe, ['-s', sock, '-w', '10'])
+        check(time.monotonic() - t < 9, '-w waited out its 10 s with a listener')
+        srv.close()
+    with tempfile.TemporaryDirectory() as d:
+        sock = os.path.join(d, 'dpdk_telemetry.v2')
+        srv = fake_listener(sock, {'0': {'state': 'connect', 'ib_state': 'listen'}})
+        _, err = stat(exe, ['-s', sock, '-w', '1'], rc=2)
+        check('no droce CM listens' in err, err)
+        srv.close()
+    _, err = stat(exe, ['-p', app.prefix, '-w', '0.3'], rc=2)     # obs_app: no CM listener
+    check('no droce CM listens' in err, err)
+    _, err = stat(exe, ['-p', 'droce_stat_no_such_prefix', '-w', '0'], rc=2)
+    check('no droce CM listens' in err, err)
+    for bad in (['-w', '-1'], ['-w', 'x'], ['-w', ''], ['-w', '3601'], ['-w', '1', 'droce0'],
+                ['-w', '1', '-l'], ['-w', '1', '-L'], ['-w', '1', '-i', '1'],
+                ['-w', '1', '-q', '1'], ['-w', '1', '-z'], ['-w', '1', '-c', '2']):
+        stat(exe, ['-p', app.prefix] + bad, rc=1)
+
+
 def errors(exe, app):
     """Unknown device or QP: 3; no process, not droce, process gone: 2; bad options: 1."""
     p = ['-p', app.prefix]
@@ -182,6 +231,7 @@ CHECKS = {
     'interval_deltas_rates_under_load': interval,
     'lcores_and_list': lcores_list,
     'errors_exit_codes': errors,
+    'wait_listen_exit_codes': wait_listen,
 }
 
 
