@@ -670,7 +670,7 @@ def mode_run_names(r, args):
     print(f"droce-run --version: {p.stdout.strip()}")
     for c in ("loopback-server", "loopback-server.ini",
               os.path.join(r.config, "loopback-server.ini")):
-        p = run(["-c", c, "ibv_devices"])
+        p = run(["-c", c] + r.pre + ["ibv_devices"])   # the tool preloaded, as r.run
         if p.returncode != 0 or not re.search(r"^\s+memif0\s", p.stdout, re.M):
             fail(f"droce-run -c {c} ibv_devices: exit {p.returncode}, no memif0:\n"
                  f"{p.stdout}{p.stderr}")
