@@ -104,8 +104,9 @@ if [ $quick -eq 0 ] && command -v clang >/dev/null; then
 	if [ ! -f "$build-tsan/build.ninja" ]; then
 		CC=clang meson setup "$build-tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null
 	fi
+	# Without the 4-lcore variants (suite lcores4, test/functional/meson.build).
 	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} run_suite "$build-tsan" "TSan build" \
-		--suite verbs --suite engine --suite functional --suite cm
+		--suite verbs --suite engine --suite functional --suite cm --no-suite lcores4
 fi
 
 echo "fuzz inputs: $fuzz_inputs, soak bytes checked: $soak_bytes"
