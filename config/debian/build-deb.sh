@@ -55,7 +55,10 @@ if ! missing=$(cd "$tree" && dpkg-checkbuilddeps 2>&1); then
 fi
 
 echo "build-deb.sh: building in $tree" >&2
-(cd "$tree" && DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -b -us -uc >&2)
+# parallel=N: without it debhelper runs ninja -j1.
+opts="nocheck ${DEB_BUILD_OPTIONS:-}"
+case " $opts " in *" parallel="*) ;; *) opts="$opts parallel=$(nproc)" ;; esac
+(cd "$tree" && DEB_BUILD_OPTIONS="$opts" dpkg-buildpackage -b -us -uc >&2)
 n=0
 for f in "$tmp"/*.deb; do
 	[ -e "$f" ] || continue
