@@ -3,21 +3,17 @@
  */
 /*
  * Devices and contexts: discovery from DROCE_CONFIG (through droce_get_device_list(): no
- * sysfs, no kernel), ibv_open_device() filling the ops the inline verbs call, and the driver
- * thread that runs an inline engine for programs that never call droce_engine_poll().
+ * sysfs, no kernel), ibv_open_device() filling the ops the inline verbs call and starting
+ * the driver of an inline engine (compat_driver.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compat_private.h"
-#include "droce_engine.h"
 
 #undef ibv_get_device_list
 #undef ibv_query_port
@@ -40,12 +36,6 @@ static struct {
 	int n_open;			/**< contexts the application has open */
 	TAILQ_HEAD(, compat_ctx) ctxs;	/**< those contexts (closed at exit) */
 	pid_t pid;			/**< the process that opened them */
-	pthread_t driver;		/**< inline engine only */
-	sem_t driver_started;		/**< posted once the driver thread runs driver_main() */
-	bool driver_run;
-	bool inline_engine;		/**< set before the first context is returned */
-	uint64_t app_poll_ns;		/**< last time an application thread drove the engine */
-	struct droce_context *driver_ctx;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .ctxs = TAILQ_HEAD_INITIALIZER(g.ctxs) };
 
 static void fill_device(struct compat_device *cd, struct droce_device *d, int index)
@@ -133,112 +123,24 @@ int ibv_get_device_index(struct ibv_device *device)
 	return (int)(compat_container_of(device, struct compat_device, ibv) - g.dev);
 }
 
-/*
- * The inline engine (an [engine] without lcores, as the vhost configurations): the tools never
- * call droce_engine_poll(), so two things drive it. A thread that polls an empty CQ runs one
- * engine iteration itself (compat_engine_kick()): a ping-pong's busy poll then moves its own
- * frames without a second thread competing for the core. A driver thread covers the times no
- * application thread polls (a perftest server waiting on its TCP socket, ibv_get_cq_event()):
- * it stands back while the application drove the engine within the last DRIVER_BACKOFF_NS.
- */
-#define DRIVER_IDLE_SPIN 1024	/* idle iterations before sleeping, as the engine's lcores */
-#define DRIVER_IDLE_US 20
-#define DRIVER_BACKOFF_NS 1000000
-#define DRIVER_BACKOFF_US 100
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void compat_engine_kick(struct ibv_context *context)
-{
-	if (!__atomic_load_n(&g.inline_engine, __ATOMIC_ACQUIRE))
-		return;
-	__atomic_store_n(&g.app_poll_ns, now_ns(), __ATOMIC_RELAXED);
-	droce_engine_poll(to_cctx(context)->d);
-}
-
-static void *driver_main(void *arg)
-{
-	struct droce_context *ctx = arg;
-	unsigned int idle = 0;
-
-	sem_post(&g.driver_started);
-	while (__atomic_load_n(&g.driver_run, __ATOMIC_ACQUIRE)) {
-		if (now_ns() - __atomic_load_n(&g.app_poll_ns, __ATOMIC_RELAXED) <
-		    DRIVER_BACKOFF_NS) {
-			usleep(DRIVER_BACKOFF_US);
-			continue;
-		}
-		if (droce_engine_poll(ctx) > 0)
-			idle = 0;
-		else if (++idle > DRIVER_IDLE_SPIN)
-			usleep(DRIVER_IDLE_US);
-	}
-	return NULL;
-}
-
-/*
- * The driver thread blocks every asynchronous signal from its start, as droce's own threads
- * (lib/verbs/verbs_thread.h): libibverbs starts no thread, so the signals a program directs at
- * its process (tgtd's kill(getpid(), SIGUSR2), read from a signalfd) are its own threads'.
- */
-static int driver_create(struct droce_context *ctx)
-{
-	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
-	sigset_t all, old;
-	unsigned int i;
-	int rc;
-
-	sigfillset(&all);
-	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&all, faults[i]);
-	if (sem_init(&g.driver_started, 0, 0) != 0)
-		return errno;
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&g.driver, NULL, driver_main, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* Return once it runs driver_main(): glibc starts a thread with every signal blocked
-	 * and gives it the inherited mask just before that (verbs_thread_create() does the
-	 * same for droce's own threads). */
-	while (rc == 0 && sem_wait(&g.driver_started) != 0 && errno == EINTR)
-		;
-	sem_destroy(&g.driver_started);
-	return rc;
-}
-
-/* The first open starts it (with a context of its own, so the engine stays up while it runs). */
+/* The first open starts an inline engine's driver (compat_driver.c), the last close stops it. */
 static int driver_start_locked(struct compat_device *cd)
 {
-	if (g.n_open++ > 0 || !droce_engine_is_inline())
+	int rc;
+
+	if (g.n_open++ > 0)
 		return 0;
-	g.driver_ctx = droce_open_device(cd->d);
-	if (g.driver_ctx == NULL)
-		goto fail;
-	__atomic_store_n(&g.inline_engine, true, __ATOMIC_RELEASE);
-	g.driver_run = true;
-	if (driver_create(g.driver_ctx) == 0)
-		return 0;
-	droce_close_device(g.driver_ctx);
-fail:
-	g.driver_ctx = NULL;
-	g.n_open--;
-	return errno != 0 ? errno : EAGAIN;
+	rc = compat_driver_start(cd->d);
+	if (rc != 0)
+		g.n_open--;
+	return rc;
 }
 
 static void driver_stop_locked(void)
 {
-	if (--g.n_open > 0 || g.driver_ctx == NULL)
+	if (--g.n_open > 0)
 		return;
-	__atomic_store_n(&g.driver_run, false, __ATOMIC_RELEASE);
-	pthread_join(g.driver, NULL);
-	droce_close_device(g.driver_ctx);
-	g.driver_ctx = NULL;
-	__atomic_store_n(&g.inline_engine, false, __ATOMIC_RELEASE);
+	compat_driver_stop();
 }
 
 /* ---- Contexts ---- */
@@ -442,7 +344,7 @@ __attribute__((destructor)) static void compat_fini(void)
 			break;
 	}
 	pthread_mutex_lock(&g.lock);
-	if (g.driver_ctx != NULL) {
+	if (compat_driver_running()) {
 		g.n_open = 1;
 		driver_stop_locked();
 	}

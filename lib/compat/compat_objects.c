@@ -288,6 +288,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	struct compat_cq *c;
 	void *ctx;
 
+	compat_engine_wait(channel->context, channel->fd, &ch->spin_ns);
 	if (droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
 		return -1;
 	c = ctx;

@@ -77,6 +77,7 @@ struct compat_channel {
 	struct ibv_comp_channel ibv;
 	struct droce_comp_channel *d;
 	struct compat_obj obj;
+	unsigned int spin_ns;		/**< compat_engine_wait()'s budget for this channel */
 };
 
 /*
@@ -154,8 +155,15 @@ void compat_cq_drop_events(struct compat_cq *cq);
 void compat_qp_drop_events(struct compat_qp *qp);
 void compat_srq_drop_events(struct compat_srq *srq);
 
-/* compat_device.c: with an inline engine, run one iteration from an application thread. */
+/* compat_driver.c: who drives an inline engine (the application's threads, a driver thread). */
+int compat_driver_start(struct droce_device *dev);
+bool compat_driver_running(void);
+void compat_driver_stop(void);
+/* One engine iteration from an application thread that found its CQ empty. */
 void compat_engine_kick(struct ibv_context *context);
+/* Before a blocking read of @p fd: drive the engine while the event may come soon (a budget
+ * kept in @p spin_ns), then leave it to the driver thread. */
+void compat_engine_wait(struct ibv_context *context, int fd, unsigned int *spin_ns);
 
 /* compat_objects.c: the ibv_context_ops data path. */
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The droce authors
+ */
+/*
+ * Who drives an inline engine (an [engine] without lcores, as the vhost configurations) for
+ * programs that never call droce_engine_poll(): the application's own threads where they can,
+ * a driver thread of the drop-in otherwise.
+ *
+ * - A thread that polls an empty CQ runs one engine iteration itself (compat_engine_kick()):
+ *   a busy poll moves its own frames without a second thread competing for the core.
+ * - A thread about to block for a completion event (ibv_get_cq_event() on a blocking channel)
+ *   first drives the engine itself while it looks for the event, for an adaptive budget
+ *   (compat_engine_wait()): an event that comes within it costs no sleep and no wake-up.
+ *   When the budget runs out it stands down and wakes the driver thread, then blocks.
+ * - The driver thread covers every other time. It stands back while the thread that last
+ *   polled is still running (its /proc/self/task/TID/stat state is R), within DRIVER_BACKOFF_NS
+ *   of that poll; a thread blocked anywhere (ibv_get_cq_event, rdma_get_cm_event, poll() or
+ *   epoll on a channel fd, a TCP socket) is not running, and the driver then drives. Idle, it
+ *   spins DRIVER_IDLE_SPIN iterations, then naps DRIVER_NAP_MIN_US doubling to
+ *   DRIVER_NAP_MAX_US with a 1 us timer slack (the default 50 us slack would stretch each nap).
+ *   Its naps are futex waits that a thread standing down cuts short.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compat_private.h"
+#include "droce_engine.h"
+
+#define DRIVER_BACKOFF_NS 1000000	/* a poll this recent, by a running thread: stand back */
+#define DRIVER_CHECK_US 100		/* standing back: look at the poller this often */
+#define DRIVER_IDLE_SPIN 1024		/* idle iterations before napping, as the engine's lcores */
+#define DRIVER_NAP_MIN_US 5
+#define DRIVER_NAP_MAX_US 100
+#define DRIVER_SLACK_NS 1000		/* PR_SET_TIMERSLACK of the driver thread */
+
+/* A waiter's own spin (per channel, adaptive): success doubles it towards the time the event
+ * took, a spin that ends without the event halves it. */
+#define WAIT_SPIN_MIN_NS 10000
+#define WAIT_SPIN_MAX_NS 200000
+#define WAIT_SPIN_START_NS 50000
+
+static struct {
+	pthread_t thread;
+	sem_t started;			/**< posted once the thread runs driver_main() */
+	bool run;
+	bool inline_engine;		/**< set before the first context is returned */
+	uint64_t app_poll_ns;		/**< last time an application thread drove the engine */
+	pid_t app_poll_tid;		/**< the thread that did */
+	uint32_t seq;			/**< futex word: bumped by a thread standing down */
+	bool napping;			/**< the driver waits on @ref seq */
+	struct droce_context *ctx;
+	int stat_fd;			/**< /proc/self/task/<stat_tid>/stat, or -1 */
+	pid_t stat_tid;
+	uint64_t blocked_poll_ns;	/**< the app_poll_ns whose thread was found blocked */
+} drv = { .stat_fd = -1 };
+
+static __thread pid_t my_tid;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t self_tid(void)
+{
+	if (my_tid == 0)
+		my_tid = (pid_t)syscall(SYS_gettid);
+	return my_tid;
+}
+
+void compat_engine_kick(struct ibv_context *context)
+{
+	if (!__atomic_load_n(&drv.inline_engine, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&drv.app_poll_tid, self_tid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&drv.app_poll_ns, now_ns(), __ATOMIC_SEQ_CST);
+	droce_engine_poll(to_cctx(context)->d);
+}
+
+/* This thread stops driving the engine: the driver takes over at once. */
+static void stand_down(void)
+{
+	uint64_t t = __atomic_load_n(&drv.app_poll_ns, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&drv.app_poll_tid, __ATOMIC_RELAXED) == self_tid())
+		__atomic_compare_exchange_n(&drv.app_poll_ns, &t, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED);
+	__atomic_add_fetch(&drv.seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&drv.napping, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &drv.seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void compat_engine_wait(struct ibv_context *context, int fd, unsigned int *spin_ns)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned int budget;
+	uint64_t t0, spent = 0;
+	int fl;
+
+	if (!__atomic_load_n(&drv.inline_engine, __ATOMIC_ACQUIRE))
+		return;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK) != 0)
+		return;		/* the read will not block (or fails): nothing to wait for */
+	budget = __atomic_load_n(spin_ns, __ATOMIC_RELAXED);
+	if (budget == 0)
+		budget = WAIT_SPIN_START_NS;
+	t0 = now_ns();
+	while (spent < budget) {
+		compat_engine_kick(context);
+		if (poll(&p, 1, 0) > 0) {
+			spent = now_ns() - t0;
+			if (2 * spent > budget)
+				budget = 2 * spent < WAIT_SPIN_MAX_NS ? (unsigned int)(2 * spent) :
+					 WAIT_SPIN_MAX_NS;
+			__atomic_store_n(spin_ns, budget, __ATOMIC_RELAXED);
+			return;
+		}
+		spent = now_ns() - t0;
+	}
+	__atomic_store_n(spin_ns, budget / 2 > WAIT_SPIN_MIN_NS ? budget / 2 : WAIT_SPIN_MIN_NS,
+			 __ATOMIC_RELAXED);
+	stand_down();
+}
+
+/* @return true if thread @p tid is running or runnable (state R in its stat). */
+static bool thread_running(pid_t tid)
+{
+	char buf[512], *p;
+	ssize_t n;
+
+	if (tid != drv.stat_tid) {
+		if (drv.stat_fd >= 0)
+			close(drv.stat_fd);
+		snprintf(buf, sizeof(buf), "/proc/self/task/%d/stat", (int)tid);
+		drv.stat_fd = open(buf, O_RDONLY | O_CLOEXEC);
+		drv.stat_tid = tid;
+	}
+	if (drv.stat_fd < 0)
+		return false;
+	n = pread(drv.stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;	/* the thread is gone */
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* "tid (comm) S ...": comm may hold anything */
+	return p != NULL && p[1] == ' ' && p[2] == 'R';
+}
+
+/* An application thread polled recently and is still running: it drives the engine. A
+ * poller found blocked is not looked at again until it polls again. */
+static bool app_drives(void)
+{
+	uint64_t t = __atomic_load_n(&drv.app_poll_ns, __ATOMIC_SEQ_CST);
+
+	if (t == 0 || t == drv.blocked_poll_ns || now_ns() - t >= DRIVER_BACKOFF_NS)
+		return false;
+	if (thread_running(__atomic_load_n(&drv.app_poll_tid, __ATOMIC_RELAXED)))
+		return true;
+	drv.blocked_poll_ns = t;
+	return false;
+}
+
+/* Sleep up to @p us, or until a thread stands down. @return true if one did. */
+static bool nap(unsigned int us)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)us * 1000 };
+	uint32_t s;
+	bool cut;
+
+	__atomic_store_n(&drv.napping, true, __ATOMIC_SEQ_CST);
+	s = __atomic_load_n(&drv.seq, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &drv.seq, FUTEX_WAIT_PRIVATE, s, &ts, NULL, 0);
+	__atomic_store_n(&drv.napping, false, __ATOMIC_SEQ_CST);
+	cut = __atomic_load_n(&drv.seq, __ATOMIC_SEQ_CST) != s;
+	return cut;
+}
+
+static void *driver_main(void *arg)
+{
+	struct droce_context *ctx = arg;
+	unsigned int idle = 0, nap_us = 0;
+
+	prctl(PR_SET_TIMERSLACK, DRIVER_SLACK_NS, 0, 0, 0);
+	sem_post(&drv.started);
+	while (__atomic_load_n(&drv.run, __ATOMIC_ACQUIRE)) {
+		if (app_drives()) {
+			if (nap(DRIVER_CHECK_US))
+				idle = nap_us = 0;
+			continue;
+		}
+		if (droce_engine_poll(ctx) > 0) {
+			idle = nap_us = 0;
+		} else if (++idle > DRIVER_IDLE_SPIN) {
+			nap_us = nap_us == 0 ? DRIVER_NAP_MIN_US :
+				 nap_us * 2 < DRIVER_NAP_MAX_US ? nap_us * 2 : DRIVER_NAP_MAX_US;
+			if (nap(nap_us))
+				idle = nap_us = 0;	/* a waiter blocks: spin again first */
+		}
+	}
+	if (drv.stat_fd >= 0)
+		close(drv.stat_fd);
+	drv.stat_fd = -1;
+	drv.stat_tid = 0;
+	return NULL;
+}
+
+/*
+ * The driver thread blocks every asynchronous signal from its start, as droce's own threads
+ * (lib/verbs/verbs_thread.h): libibverbs starts no thread, so the signals a program directs at
+ * its process (tgtd's kill(getpid(), SIGUSR2), read from a signalfd) are its own threads'.
+ */
+static int driver_create(struct droce_context *ctx)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	sigset_t all, old;
+	unsigned int i;
+	int rc;
+
+	sigfillset(&all);
+	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
+	if (sem_init(&drv.started, 0, 0) != 0)
+		return errno;
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&drv.thread, NULL, driver_main, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Return once it runs driver_main(): glibc starts a thread with every signal blocked
+	 * and gives it the inherited mask just before that (verbs_thread_create() does the
+	 * same for droce's own threads). */
+	while (rc == 0 && sem_wait(&drv.started) != 0 && errno == EINTR)
+		;
+	sem_destroy(&drv.started);
+	return rc;
+}
+
+int compat_driver_start(struct droce_device *dev)
+{
+	if (!droce_engine_is_inline())
+		return 0;
+	drv.ctx = droce_open_device(dev);	/* its own: the engine stays up while it runs */
+	if (drv.ctx == NULL)
+		return errno != 0 ? errno : EAGAIN;
+	__atomic_store_n(&drv.inline_engine, true, __ATOMIC_RELEASE);
+	drv.run = true;
+	if (driver_create(drv.ctx) == 0)
+		return 0;
+	__atomic_store_n(&drv.inline_engine, false, __ATOMIC_RELEASE);
+	droce_close_device(drv.ctx);
+	drv.ctx = NULL;
+	return EAGAIN;
+}
+
+bool compat_driver_running(void)
+{
+	return drv.ctx != NULL;
+}
+
+void compat_driver_stop(void)
+{
+	if (drv.ctx == NULL)
+		return;
+	__atomic_store_n(&drv.run, false, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &drv.seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(drv.thread, NULL);
+	droce_close_device(drv.ctx);
+	drv.ctx = NULL;
+	__atomic_store_n(&drv.inline_engine, false, __ATOMIC_RELEASE);
+}
