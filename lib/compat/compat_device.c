@@ -269,6 +269,16 @@ static int compat_query_port_ex(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
+/*
+ * The device_cap_flags_ex bits rdma-core 44 names: those of enum ibv_device_cap_flags (the
+ * low 32, as ibv_device_attr.device_cap_flags) and the two extended ones. droce's other bits
+ * (DROCE_DEVICE_ATOMIC_WRITE, DROCE_DEVICE_FLUSH_*: the kernel's IB_UVERBS_DEVICE_* numbers)
+ * have no name there, so a libibverbs program does not get them: ibv_devinfo would print
+ * them as "Unknown flags".
+ */
+#define COMPAT_CAP_FLAGS_EX (0xffffffffULL | IBV_DEVICE_RAW_SCATTER_FCS | \
+			     IBV_DEVICE_PCI_WRITE_END_PADDING)
+
 static int compat_query_device_ex(struct ibv_context *context,
 				  const struct ibv_query_device_ex_input *input,
 				  struct ibv_device_attr_ex *attr, size_t attr_size)
@@ -278,6 +288,9 @@ static int compat_query_device_ex(struct ibv_context *context,
 	if (context == NULL)
 		return compat_err(EINVAL);
 	rc = droce_query_device_ex(to_cctx(context)->d, input, attr, attr_size);
+	if (rc == 0 && attr_size >= offsetof(struct ibv_device_attr_ex, device_cap_flags_ex) +
+				    sizeof(attr->device_cap_flags_ex))
+		attr->device_cap_flags_ex &= COMPAT_CAP_FLAGS_EX;
 	return compat_err(rc);
 }
 
