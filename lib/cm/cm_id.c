@@ -7,11 +7,15 @@
  *
  * Addresses are the devices' own ([device] ipv4/ipv6 and the link-local GID): a bind to one of
  * them ties the id to that device, a wildcard bind to none (a wildcard listener listens on
- * every device). There is no routing table: resolve_addr takes the device the id is bound to,
- * or else the first device that has an address of the destination's family and is not the
- * destination itself; the peer's MAC is then resolved by the engine (ARP, neighbour
- * discovery), which is what ADDR_RESOLVED waits for. RoCE has no subnet administrator: the
- * route is made from the addresses (cm_path_fill()).
+ * every device). As in Linux's rdma_cm (cma_any_addr()), the loopback addresses (127/8, ::1)
+ * count as wildcards. There is no routing table: resolve_addr takes the device the id is bound
+ * to, or else the first device that has an address of the destination's family and is not the
+ * destination itself, or else the destination's own device; the peer's MAC is then resolved by
+ * the engine (ARP, neighbour discovery), which is what ADDR_RESOLVED waits for. A destination
+ * on this host (a loopback or wildcard address) is resolved as Linux's cma_resolve_loopback():
+ * the id's device (unbound: the first device whose port is active) and its own GID as the
+ * destination, which the engine loops back (doc/cm.md, "Loopback"). RoCE has no subnet
+ * administrator: the route is made from the addresses (cm_path_fill()).
  *
  * Ports are per port space, as in Linux: two ids may not bind the same port on overlapping
  * addresses unless both set RDMA_OPTION_ID_REUSEADDR and neither listens. Ids made by a
@@ -103,10 +107,20 @@ static bool gid_is_zero(const uint8_t g[16])
 	return memcmp(g, zero, 16) == 0;
 }
 
-/* The wildcard: 0.0.0.0 (mapped) or ::. */
+/* A loopback address: 127.0.0.0/8 (mapped) or ::1. */
+static bool gid_is_loopback(const uint8_t g[16])
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+
+	return (gid_is_v4(g) && g[12] == 127) || memcmp(g, lo6, 16) == 0;
+}
+
+/* The wildcard as Linux's rdma_cm counts it (cma_any_addr()): 0.0.0.0 (mapped), ::, and the
+ * loopback addresses, which name no device either. */
 static bool gid_is_any(const uint8_t g[16])
 {
-	return gid_is_zero(g) || (gid_is_v4(g) && memcmp(g + 12, "\0\0\0\0", 4) == 0);
+	return gid_is_zero(g) || (gid_is_v4(g) && memcmp(g + 12, "\0\0\0\0", 4) == 0) ||
+	       gid_is_loopback(g);
 }
 
 static size_t sa_len(int family)
@@ -524,6 +538,49 @@ int droce_cm_bind_addr(struct droce_cm_id *pub, struct sockaddr *addr)
 
 /* ---- Address and route resolution ---- */
 
+/*
+ * The device of an id bound to none whose destination is this host (Linux's
+ * cma_bind_loopback()): the first device whose port is active, or the first device when none
+ * is; @p src its GID for the id's family: the IPv4 one (::ffff:a.b.c.d) for AF_INET, the
+ * link-local one (index 0, Linux's choice for both) for AF_INET6. A device without an IPv4
+ * address is passed over for AF_INET. NULL: no such device.
+ */
+static struct droce_device *device_loopback(int family, union ibv_gid *src)
+{
+	struct droce_device **list = droce_get_device_list(NULL);
+	struct droce_device *found = NULL, *first = NULL;
+	union ibv_gid first_gid = { .raw = { 0 } };
+	struct ibv_port_attr pa;
+	const union ibv_gid *t;
+	struct cm_agent *a;
+	unsigned int i, k;
+
+	for (i = 0; list != NULL && list[i] != NULL && found == NULL; i++) {
+		t = verbs_device_gids_get(list[i]);
+		for (k = family == AF_INET ? 1 : 0; k < DROCE_MAX_GID; k++)
+			if (!gid_is_zero(t[k].raw) && (family != AF_INET || gid_is_v4(t[k].raw)))
+				break;
+		if (k == DROCE_MAX_GID)
+			continue;
+		if (first == NULL) {
+			first = list[i];
+			first_gid = t[k];
+		}
+		a = cm_agent_get(list[i]);	/* its engine runs: the port state is known */
+		if (a != NULL && droce_query_port(a->ctx, 1, &pa) == 0 &&
+		    pa.state == IBV_PORT_ACTIVE) {
+			found = list[i];
+			*src = t[k];
+		}
+	}
+	droce_free_device_list(list);
+	if (found == NULL && first != NULL) {
+		found = first;
+		*src = first_gid;
+	}
+	return found;
+}
+
 /* The device a destination is reached from when the id is bound to none (file comment). */
 static struct droce_device *device_for(const union ibv_gid *dst, union ibv_gid *src)
 {
@@ -549,6 +606,13 @@ static struct droce_device *device_for(const union ibv_gid *dst, union ibv_gid *
 			found = NULL;	/* the destination is this device's own address */
 	}
 	droce_free_device_list(list);
+	if (found == NULL) {
+		/* Only the destination's own device: it loops the frames back (as Linux routes
+		 * an address of the host through lo to the device of its interface). */
+		found = device_by_gid(dst);
+		if (found != NULL)
+			*src = *dst;
+	}
 	return found;
 }
 
@@ -604,6 +668,19 @@ static int resolve_addr_locked(struct cm_id *id, const struct sockaddr *src,
 		return EINVAL;
 	cm_sockaddr_gid(dst, &dgid);
 	memcpy(&id->pub.route.addr.dst_addr, dst, sa_len(dst->sa_family));
+	if (gid_is_any(dgid.raw)) {
+		/* This host (loopback, wildcard): the id's own device and GID (file comment).
+		 * The source address stays as bound, as Linux leaves it. */
+		if (id->agent == NULL) {
+			dev = device_loopback(dst->sa_family, &sgid);
+			if (dev == NULL)
+				return ENODEV;
+			rc = attach_device(id, dev, &sgid);
+			if (rc != 0)
+				return rc;
+		}
+		dgid = id->pub.route.addr.addr.ibaddr.sgid;
+	}
 	id->pub.route.addr.addr.ibaddr.dgid = dgid;
 	if (id->agent == NULL) {
 		dev = device_for(&dgid, &sgid);
@@ -617,10 +694,8 @@ static int resolve_addr_locked(struct cm_id *id, const struct sockaddr *src,
 			     &id->pub.route.addr.src_storage);
 	}
 	cm_sockaddr_gid(&id->pub.route.addr.src_addr, &bound);
-	if (gid_is_v4(bound.raw) != gid_is_v4(dgid.raw) || gid_is_any(dgid.raw))
+	if (!gid_is_any(bound.raw) && gid_is_v4(bound.raw) != gid_is_v4(dgid.raw))
 		return EINVAL;
-	if (cm_agent_gid_index(id->agent, &dgid) >= 0)
-		return ENODEV;	/* the device's own address: no loopback */
 	id->state = CM_ADDR_QUERY;
 	id->resolve_deadline = cm_now_ms() + (unsigned int)(timeout_ms > 0 ? timeout_ms : 2000);
 	cm_timer_arm(id, CM_T_RESOLVE, 0);

@@ -110,16 +110,26 @@ void ibv_free_device_list(struct ibv_device **list)
 
 const char *ibv_get_device_name(struct ibv_device *device)
 {
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
 	return device->name;
 }
 
 __be64 ibv_get_device_guid(struct ibv_device *device)
 {
+	if (device == NULL) {
+		errno = EINVAL;
+		return 0;
+	}
 	return droce_get_device_guid(compat_container_of(device, struct compat_device, ibv)->d);
 }
 
 int ibv_get_device_index(struct ibv_device *device)
 {
+	if (device == NULL)
+		return compat_fail(EINVAL);
 	return (int)(compat_container_of(device, struct compat_device, ibv) - g.dev);
 }
 
@@ -151,19 +161,39 @@ static int compat_query_port_ex(struct ibv_context *context, uint8_t port_num,
 	struct ibv_port_attr a;
 	int rc;
 
+	if (context == NULL || attr == NULL)
+		return compat_err(EINVAL);
 	memset(&a, 0, sizeof(a));
 	rc = droce_query_port(to_cctx(context)->d, port_num, &a);
 	if (rc != 0)
-		return rc;
+		return compat_err(rc);
 	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
 	return 0;
 }
+
+/*
+ * The device_cap_flags_ex bits rdma-core 44 names: those of enum ibv_device_cap_flags (the
+ * low 32, as ibv_device_attr.device_cap_flags) and the two extended ones. droce's other bits
+ * (DROCE_DEVICE_ATOMIC_WRITE, DROCE_DEVICE_FLUSH_*: the kernel's IB_UVERBS_DEVICE_* numbers)
+ * have no name there, so a libibverbs program does not get them: ibv_devinfo would print
+ * them as "Unknown flags".
+ */
+#define COMPAT_CAP_FLAGS_EX (0xffffffffULL | IBV_DEVICE_RAW_SCATTER_FCS | \
+			     IBV_DEVICE_PCI_WRITE_END_PADDING)
 
 static int compat_query_device_ex(struct ibv_context *context,
 				  const struct ibv_query_device_ex_input *input,
 				  struct ibv_device_attr_ex *attr, size_t attr_size)
 {
-	return droce_query_device_ex(to_cctx(context)->d, input, attr, attr_size);
+	int rc;
+
+	if (context == NULL)
+		return compat_err(EINVAL);
+	rc = droce_query_device_ex(to_cctx(context)->d, input, attr, attr_size);
+	if (rc == 0 && attr_size >= offsetof(struct ibv_device_attr_ex, device_cap_flags_ex) +
+				    sizeof(attr->device_cap_flags_ex))
+		attr->device_cap_flags_ex &= COMPAT_CAP_FLAGS_EX;
+	return compat_err(rc);
 }
 
 static void fill_context(struct compat_ctx *c, struct ibv_device *device)
@@ -277,6 +307,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct compat_ctx *c;
 	int rc;
 
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		errno = ENOMEM;
@@ -284,8 +318,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	c->d = droce_open_device(cd->d);
 	if (c->d == NULL) {
-		COMPAT_MSG("cannot open %s: %s", device->name, strerror(errno));
+		rc = errno;
+		COMPAT_MSG("cannot open %s: %s", device->name, strerror(rc));
 		free(c);
+		errno = rc;
 		return NULL;
 	}
 	pthread_mutex_lock(&g.lock);
@@ -307,8 +343,11 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 int ibv_close_device(struct ibv_context *context)
 {
-	struct compat_ctx *c = to_cctx(context);
+	struct compat_ctx *c;
 
+	if (context == NULL)
+		return compat_fail(EINVAL);
+	c = to_cctx(context);
 	if (!TAILQ_EMPTY(&c->objs))
 		release_objects(c);
 	if (droce_close_device(c->d) != 0)
@@ -353,7 +392,7 @@ __attribute__((destructor)) static void compat_fini(void)
 
 int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
-	return droce_query_device(to_cctx(context)->d, attr);
+	return compat_err(context != NULL ? droce_query_device(to_cctx(context)->d, attr) : EINVAL);
 }
 
 int ibv_query_port(struct ibv_context *context, uint8_t port_num,
@@ -365,13 +404,18 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 				    offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
+/* These two return -1 with errno (droce's calls set it), as libibverbs'. */
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
 {
+	if (context == NULL)
+		return compat_fail(EINVAL);
 	return droce_query_gid(to_cctx(context)->d, port_num, index, gid);
 }
 
 int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
 {
+	if (context == NULL)
+		return compat_fail(EINVAL);
 	return droce_query_pkey(to_cctx(context)->d, port_num, index, pkey);
 }
 
@@ -379,6 +423,8 @@ int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pke
 {
 	__be16 p;
 
+	if (context == NULL)
+		return compat_fail(EINVAL);
 	if (droce_query_pkey(to_cctx(context)->d, port_num, 0, &p) == 0 && p == pkey)
 		return 0;
 	errno = ENOENT;
@@ -399,12 +445,13 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t g
 	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
 				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
 
-	if (flags != 0 || entry_size < sizeof(e) || port_num > UINT8_MAX || gid_index > INT32_MAX)
-		return EINVAL;
+	if (context == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e) ||
+	    port_num > UINT8_MAX || gid_index > INT32_MAX)
+		return compat_err(EINVAL);
 	if (droce_query_gid(to_cctx(context)->d, (uint8_t)port_num, (int)gid_index, &e.gid) != 0)
-		return errno == 0 ? EINVAL : errno;
+		return compat_err(errno == 0 ? EINVAL : errno);
 	if (gid_is_zero(&e.gid))
-		return ENODATA;
+		return compat_err(ENODATA);
 	memcpy(entry, &e, sizeof(e));
 	return 0;
 }
@@ -416,19 +463,20 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 	size_t n = 0;
 	int i, rc;
 
-	if (flags != 0 || entry_size < sizeof(*entries))
-		return -EINVAL;
+	if (context == NULL || (entries == NULL && max_entries != 0) || flags != 0 ||
+	    entry_size < sizeof(*entries))
+		return -compat_err(EINVAL);
 	rc = compat_query_port_ex(context, 1, &pa, sizeof(pa));
 	if (rc != 0)
-		return -rc;
+		return -compat_err(rc);
 	for (i = 0; i < pa.gid_tbl_len; i++) {
 		if (n == max_entries)
-			return -EINVAL;
+			return -compat_err(EINVAL);
 		rc = _ibv_query_gid_ex(context, 1, (uint32_t)i, &entries[n], 0, sizeof(*entries));
 		if (rc == 0)
 			n++;
 		else if (rc != ENODATA)
-			return -rc;
+			return -compat_err(rc);
 	}
 	return (ssize_t)n;
 }
@@ -438,7 +486,8 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned i
 		       enum ibv_gid_type_sysfs *type)
 {
 	struct ibv_gid_entry e;
-	int rc = _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e));
+	int rc = type != NULL ? _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e)) :
+		 EINVAL;
 
 	if (rc == ENODATA) {	/* an empty GID: what libibverbs answers */
 		*type = IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
@@ -470,23 +519,28 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 {
 	char *path;
 	ssize_t len;
-	int fd;
+	int fd, err;
 
+	if (dir == NULL || file == NULL || buf == NULL)
+		return compat_fail(EINVAL);
 	if (asprintf(&path, "%s/%s", dir, file) < 0)
-		return -1;
+		return compat_fail(ENOMEM);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
 		return -1;
 	len = read(fd, buf, size);
+	err = errno;
 	close(fd);
-	if (len <= 0)
-		return (int)len;
+	if (len < 0)
+		return compat_fail(err);
+	if (len == 0)
+		return 0;
 	if (buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	else if ((size_t)len < size)
 		buf[len] = '\0';
 	else
-		return -1;
+		return compat_fail(EOVERFLOW);	/* it would be cut */
 	return (int)len;
 }

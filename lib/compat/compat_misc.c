@@ -189,13 +189,13 @@ void ibv_unimport_dm(struct ibv_dm *dm)
 int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp; (void)ece;
-	return EOPNOTSUPP;
+	return compat_err(EOPNOTSUPP);
 }
 
 int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp; (void)ece;
-	return EOPNOTSUPP;
+	return compat_err(EOPNOTSUPP);
 }
 
 /* 0: droce guarantees no in-order placement beyond what the IBA says (as libibverbs' default). */
@@ -212,7 +212,7 @@ int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_
  * up (neigh_retries x neigh_retry_ms). droce has no VLANs: *vid is 0xffff, the "no VLAN"
  * value (callers take a vid above 0xfff as none).
  * @return 0, or -EINVAL (NULL argument, no GRH, an sgid index the port lacks), -EHOSTUNREACH
- *   (no answer), -ENODEV (the device has no engine), as libibverbs.
+ *   (no answer), -ENODEV (the device has no engine), as libibverbs; errno the same, positive.
  */
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t *vid)
@@ -224,13 +224,13 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 	if (context == NULL || attr == NULL || eth_mac == NULL || vid == NULL ||
 	    !attr->is_global ||
 	    droce_query_gid(to_cctx(context)->d, attr->port_num, attr->grh.sgid_index, &sgid) != 0)
-		return -EINVAL;
+		return -compat_err(EINVAL);
 	while ((rc = droce_engine_neigh_resolve(to_cctx(context)->d, &attr->grh.dgid,
 						 eth_mac)) == -EAGAIN)
 		nanosleep(&ms, NULL);
 	if (rc == 0)
 		*vid = 0xffff;
-	return rc;
+	return -compat_err(-rc);
 }
 
 /* Kernel-ABI marshalling (rdma-core's libibverbs/marshall.h, used by librdmacm against the

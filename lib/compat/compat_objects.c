@@ -18,8 +18,13 @@
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	struct compat_pd *p = calloc(1, sizeof(*p));
+	struct compat_pd *p;
 
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -36,13 +41,13 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	int rc = droce_dealloc_pd(to_cpd(pd)->d);
+	int rc = pd != NULL ? droce_dealloc_pd(to_cpd(pd)->d) : EINVAL;
 
 	if (rc == 0) {
 		compat_obj_del(pd->context, &to_cpd(pd)->obj);
 		free(to_cpd(pd));
 	}
-	return rc;
+	return compat_err(rc);
 }
 
 /* ---- MR ---- */
@@ -75,11 +80,19 @@ static struct ibv_mr *mr_wrap(struct ibv_pd *pd, struct droce_mr *d)
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				unsigned int access)
 {
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
 	return mr_wrap(pd, droce_reg_mr_iova2(to_cpd(pd)->d, addr, length, iova, access));
 }
 
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
 	return mr_wrap(pd, droce_reg_mr(to_cpd(pd)->d, addr, length, access));
 }
 
@@ -119,13 +132,13 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, si
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct compat_mr *m = compat_container_of(mr, struct compat_mr, ibv);
-	int rc = droce_dereg_mr(m->d);
+	int rc = mr != NULL ? droce_dereg_mr(m->d) : EINVAL;
 
 	if (rc == 0) {
 		compat_obj_del(mr->context, &m->obj);
 		free(m);
 	}
-	return rc;
+	return compat_err(rc);
 }
 
 /* ---- Memory windows (ibv_alloc_mw(), ibv_dealloc_mw(), ibv_bind_mw() are inlines of
@@ -133,9 +146,11 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 
 struct ibv_mw *compat_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	struct droce_mw *d = droce_alloc_mw(to_cpd(pd)->d, type);
+	struct droce_mw *d = pd != NULL ? droce_alloc_mw(to_cpd(pd)->d, type) : NULL;
 	struct compat_mw *m;
 
+	if (pd == NULL)
+		errno = EINVAL;
 	if (d == NULL)
 		return NULL;
 	m = calloc(1, sizeof(*m));
@@ -157,31 +172,36 @@ struct ibv_mw *compat_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 int compat_dealloc_mw(struct ibv_mw *mw)
 {
 	struct compat_mw *m = compat_container_of(mw, struct compat_mw, ibv);
-	int rc = droce_dealloc_mw(m->d);
+	int rc = mw != NULL ? droce_dealloc_mw(m->d) : EINVAL;
 
 	if (rc == 0) {
 		compat_obj_del(mw->context, &m->obj);
 		free(m);
 	}
-	return rc;
+	return compat_err(rc);
 }
 
 int compat_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
 {
 	struct compat_mw *m = compat_container_of(mw, struct compat_mw, ibv);
-	int rc = droce_bind_mw(to_cqp(qp)->d, m->d, mw_bind);
+	int rc = qp != NULL && mw != NULL ? droce_bind_mw(to_cqp(qp)->d, m->d, mw_bind) : EINVAL;
 
 	if (rc == 0)
 		mw->rkey = m->d->rkey;	/* ibv_bind_mw(3): the key after the bind */
-	return rc;
+	return compat_err(rc);
 }
 
 /* ---- Completion channels and CQs ---- */
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct compat_channel *ch = calloc(1, sizeof(*ch));
+	struct compat_channel *ch;
 
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -200,21 +220,26 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct compat_channel *ch = compat_container_of(channel, struct compat_channel, ibv);
-	int rc = droce_destroy_comp_channel(ch->d);
+	int rc = channel != NULL ? droce_destroy_comp_channel(ch->d) : EINVAL;
 
 	if (rc == 0) {
 		compat_obj_del(channel->context, &ch->obj);
 		free(ch);
 	}
-	return rc;
+	return compat_err(rc);
 }
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct compat_cq *c = calloc(1, sizeof(*c));
 	struct droce_comp_channel *dch = NULL;
+	struct compat_cq *c;
 
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -242,20 +267,20 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	int rc = droce_resize_cq(to_ccq(cq)->d, cqe);
+	int rc = cq != NULL ? droce_resize_cq(to_ccq(cq)->d, cqe) : EINVAL;
 
 	if (rc == 0)
 		cq->cqe = to_ccq(cq)->d->cqe;
-	return rc;
+	return compat_err(rc);
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct compat_cq *c = to_ccq(cq);
-	int rc = droce_destroy_cq(c->d);
+	int rc = cq != NULL ? droce_destroy_cq(c->d) : EINVAL;
 
 	if (rc != 0)
-		return rc;
+		return compat_err(rc);
 	if (cq->channel != NULL)
 		cq->channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
@@ -267,27 +292,36 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	int n = droce_poll_cq(to_ccq(cq)->d, num_entries, wc);
+	int n;
 
+	if (cq == NULL)
+		return -compat_err(EINVAL);
+	n = droce_poll_cq(to_ccq(cq)->d, num_entries, wc);
 	if (n == 0) {	/* nothing yet: move frames (inline engine only), then look again */
 		compat_engine_kick(cq->context);
 		n = droce_poll_cq(to_ccq(cq)->d, num_entries, wc);
 	}
+	if (n < 0)
+		errno = -n;
 	return n;
 }
 
 int compat_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	return droce_req_notify_cq(to_ccq(cq)->d, solicited_only);
+	return compat_err(cq != NULL ? droce_req_notify_cq(to_ccq(cq)->d, solicited_only) :
+			  EINVAL);
 }
 
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
-	struct compat_channel *ch = compat_container_of(channel, struct compat_channel, ibv);
+	struct compat_channel *ch;
 	struct droce_cq *dcq;
 	struct compat_cq *c;
 	void *ctx;
 
+	if (channel == NULL || cq == NULL || cq_context == NULL)
+		return compat_fail(EINVAL);
+	ch = compat_container_of(channel, struct compat_channel, ibv);
 	compat_engine_wait(channel->context, channel->fd, &ch->spin_ns);
 	if (droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
 		return -1;
@@ -302,6 +336,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	if (cq == NULL)
+		return;
 	droce_ack_cq_events(to_ccq(cq)->d, nevents);
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
@@ -315,7 +351,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 	struct compat_srq *s;
 	struct ibv_srq_init_attr a;
 
-	if (init_attr == NULL) {
+	if (pd == NULL || init_attr == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -344,20 +380,21 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask)
 {
-	return droce_modify_srq(to_csrq(srq)->d, attr, attr_mask);
+	return compat_err(srq != NULL ? droce_modify_srq(to_csrq(srq)->d, attr, attr_mask) :
+			  EINVAL);
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
-	return droce_query_srq(to_csrq(srq)->d, attr);
+	return compat_err(srq != NULL ? droce_query_srq(to_csrq(srq)->d, attr) : EINVAL);
 }
 
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
-	int rc = droce_destroy_srq(to_csrq(srq)->d);
+	int rc = srq != NULL ? droce_destroy_srq(to_csrq(srq)->d) : EINVAL;
 
 	if (rc != 0)
-		return rc;
+		return compat_err(rc);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	compat_obj_del(srq->context, &to_csrq(srq)->obj);
@@ -367,16 +404,21 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 
 int compat_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	return droce_post_srq_recv(to_csrq(srq)->d, wr, bad);
+	return compat_err(srq != NULL ? droce_post_srq_recv(to_csrq(srq)->d, wr, bad) : EINVAL);
 }
 
 /* ---- AH: droce's AH is a struct ibv_ah whose fields droce leaves to us. ---- */
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct compat_obj *o = calloc(1, sizeof(*o));
+	struct compat_obj *o;
 	struct ibv_ah *ah;
 
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = calloc(1, sizeof(*o));
 	if (o == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -394,12 +436,16 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
-	struct ibv_context *ctx = ah->context;
-	int rc = droce_destroy_ah(ah);
+	struct ibv_context *ctx;
+	int rc;
 
+	if (ah == NULL)
+		return compat_err(EINVAL);
+	ctx = ah->context;
+	rc = droce_destroy_ah(ah);
 	if (rc == 0)
 		free(compat_obj_take(ctx, ah));
-	return rc;
+	return compat_err(rc);
 }
 
 /* @return the index of @p gid in port @p port_num's table, or -1. */
@@ -453,18 +499,20 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 	union ibv_gid local;
 	int idx;
 
+	if (context == NULL || wc == NULL || ah_attr == NULL)
+		return compat_fail(EINVAL);
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->dlid = wc->slid;
 	ah_attr->sl = wc->sl;
 	ah_attr->src_path_bits = wc->dlid_path_bits;
 	ah_attr->port_num = port_num;
 	if (!(wc->wc_flags & IBV_WC_GRH) || grh == NULL)
-		return -1;	/* RoCE needs the GRH (as libibverbs: -1, errno untouched) */
+		return compat_fail(EINVAL);	/* RoCE needs the GRH */
 	if (ah_from_grh(grh, &ah_attr->grh, &local) != 0)
-		return -1;
+		return compat_fail(EINVAL);
 	idx = find_gid(context, port_num, &local);
 	if (idx < 0)
-		return -1;
+		return compat_fail(EINVAL);	/* sent to no GID of this port */
 	ah_attr->grh.sgid_index = (uint8_t)idx;
 	ah_attr->is_global = 1;
 	return 0;
@@ -475,7 +523,7 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 {
 	struct ibv_ah_attr a;
 
-	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) != 0) {
+	if (pd == NULL || ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -486,12 +534,12 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return droce_attach_mcast(to_cqp(qp)->d, gid, lid);
+	return compat_err(qp != NULL ? droce_attach_mcast(to_cqp(qp)->d, gid, lid) : EINVAL);
 }
 
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return droce_detach_mcast(to_cqp(qp)->d, gid, lid);
+	return compat_err(qp != NULL ? droce_detach_mcast(to_cqp(qp)->d, gid, lid) : EINVAL);
 }
 
 /* ---- Async events: droce's objects carry the wrappers as their contexts. ---- */
@@ -523,6 +571,8 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	struct compat_qp *q;
 	struct compat_srq *s;
 
+	if (context == NULL || event == NULL)
+		return compat_fail(EINVAL);
 	if (droce_get_async_event(to_cctx(context)->d, &e) != 0)
 		return -1;
 	memset(event, 0, sizeof(*event));
@@ -555,8 +605,12 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 /* Each ack also counts in the ibv_ struct's events field, as libibverbs does. */
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	struct droce_async_event e = { .event_type = event->event_type };
+	struct droce_async_event e;
 
+	if (event == NULL)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.event_type = event->event_type;
 	switch (ev_kind(event->event_type)) {
 	case EV_CQ:
 		e.element.cq = to_ccq(event->element.cq)->d;

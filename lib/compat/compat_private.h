@@ -12,6 +12,7 @@
 #ifndef COMPAT_PRIVATE_H
 #define COMPAT_PRIVATE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -118,6 +119,27 @@ struct compat_qp {
 	unsigned int async_got;		/**< async events returned (ack: events_completed) */
 	struct compat_wr_batch batch;
 };
+
+/*
+ * errno as rdma-core leaves it. Its calls fail through the kernel's write() or ioctl(), which
+ * set errno, and the calls that return an error code return that same value (ibv_modify_qp()
+ * returns EINVAL with errno EINVAL); pointer calls return NULL with errno set. The drop-in's
+ * calls do the same through these: @p rc (an errno value, or 0) is returned, and set in errno
+ * when it is not 0.
+ */
+static inline int compat_err(int rc)
+{
+	if (rc != 0)
+		errno = rc;
+	return rc;
+}
+
+/* For the calls that return -1 (or NULL) with errno: set it to @p e, return -1. */
+static inline int compat_fail(int e)
+{
+	errno = e;
+	return -1;
+}
 
 static inline struct compat_ctx *to_cctx(struct ibv_context *c)
 {

@@ -62,13 +62,22 @@ static struct compat_qp *create(struct ibv_context *ctx, struct ibv_pd *pd,
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct ibv_qp_init_attr_ex a = {
-		.qp_context = attr->qp_context, .send_cq = attr->send_cq,
-		.recv_cq = attr->recv_cq, .srq = attr->srq, .cap = attr->cap,
-		.qp_type = attr->qp_type, .sq_sig_all = attr->sq_sig_all,
-	};
-	struct compat_qp *q = create(pd->context, pd, &a);
+	struct ibv_qp_init_attr_ex a;
+	struct compat_qp *q;
 
+	if (pd == NULL || attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_context = attr->qp_context;
+	a.send_cq = attr->send_cq;
+	a.recv_cq = attr->recv_cq;
+	a.srq = attr->srq;
+	a.cap = attr->cap;
+	a.qp_type = attr->qp_type;
+	a.sq_sig_all = attr->sq_sig_all;
+	q = create(pd->context, pd, &a);
 	if (q == NULL)
 		return NULL;
 	attr->cap = a.cap;
@@ -83,7 +92,7 @@ struct ibv_qp *compat_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_a
 	struct compat_qp *q;
 	int rc;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
+	if (attr == NULL || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -111,6 +120,10 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	struct compat_qp *q = to_cqp(qp);
 
+	if (qp == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (q->batch.wr == NULL) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -120,21 +133,22 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
-	int rc = droce_modify_qp(to_cqp(qp)->d, attr, attr_mask);
+	int rc = qp != NULL ? droce_modify_qp(to_cqp(qp)->d, attr, attr_mask) : EINVAL;
 
 	if (rc == 0 && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
-	return rc;
+	return compat_err(rc);
 }
 
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr)
 {
 	struct droce_qp_init_attr da;
-	int rc = droce_query_qp(to_cqp(qp)->d, attr, attr_mask, &da);
+	int rc = qp != NULL && init_attr != NULL ?
+		 droce_query_qp(to_cqp(qp)->d, attr, attr_mask, &da) : EINVAL;
 
 	if (rc != 0)
-		return rc;
+		return compat_err(rc);
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
@@ -151,10 +165,10 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct compat_qp *q = to_cqp(qp);
-	int rc = droce_destroy_qp(q->d);
+	int rc = qp != NULL ? droce_destroy_qp(q->d) : EINVAL;
 
 	if (rc != 0)
-		return rc;
+		return compat_err(rc);
 	compat_qp_ex_fini(q);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
@@ -165,10 +179,10 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 int compat_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-	return droce_post_send(to_cqp(qp)->d, wr, bad);
+	return compat_err(qp != NULL ? droce_post_send(to_cqp(qp)->d, wr, bad) : EINVAL);
 }
 
 int compat_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	return droce_post_recv(to_cqp(qp)->d, wr, bad);
+	return compat_err(qp != NULL ? droce_post_recv(to_cqp(qp)->d, wr, bad) : EINVAL);
 }

@@ -236,7 +236,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	}
 	b->n = 0;
 	b->err = 0;
-	return rc;
+	return compat_err(rc);
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)

@@ -222,8 +222,11 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	rcm_id_event_sync(w);
 	if (channel == NULL) {
 		own = calloc(1, sizeof(*own));
-		if (own == NULL)
-			return -1;	/* droce's id is synchronous; the application sees no channel */
+		if (own == NULL) {
+			/* droce's id is synchronous; the application sees no channel */
+			errno = ENOMEM;
+			return -1;
+		}
 		own->d = w->d->channel;
 		own->pub.fd = w->d->channel->fd;
 	}
@@ -233,14 +236,18 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	return 0;
 }
 
-/* A droce call on @p id, then the application's view brought up to date. */
+/* A droce call on @p id, then the application's view brought up to date; a failure's errno
+ * is the call's (bringing the view up to date may open the device, which sets errno). */
 #define RCM_CALL(id, call) do { \
-	int rc_; \
+	int rc_, err_; \
 	if (rcm_check(id) != 0) \
 		return -1; \
 	rc_ = (call); \
+	err_ = errno; \
 	rcm_id_sync(to_rid(id)); \
 	rcm_id_event_sync(to_rid(id)); \
+	if (rc_ != 0) \
+		errno = err_; \
 	return rc_; \
 } while (0)
 
@@ -316,7 +323,10 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	}
 	l = to_rid(listen);
 	if (droce_cm_get_request(l->d, &d) != 0) {
+		int err = errno;
+
 		rcm_id_event_sync(l);
+		errno = err;
 		return -1;
 	}
 	rcm_id_event_sync(l);

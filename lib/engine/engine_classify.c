@@ -255,6 +255,24 @@ static uint16_t rx_room(const struct engine_dev *edev)
 	return (uint16_t)room;
 }
 
+/* Frames the device sent to its own address (engine_port.c, loop_tx()): received as from
+ * the port, counted as loopback rather than as the port's. */
+static void loop_rx(struct engine_lcore *lc, struct engine_dev *edev, struct engine_rx_vec *v)
+{
+	struct rte_mbuf *q[ENGINE_LOOP];
+	unsigned int i, n = edev->n_uloop;
+
+	memcpy(q, edev->uloop, n * sizeof(q[0]));
+	edev->n_uloop = 0;
+	edev->cnt.loopback += n;
+	for (i = 0; i < n; i++) {
+		rx_classify(lc, edev, q[i], false, v);
+		if (v->n == ENGINE_BURST)
+			engine_rx_roce(lc, edev, v);
+	}
+	engine_rx_roce(lc, edev, v);
+}
+
 unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
@@ -268,6 +286,8 @@ unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
 	v.n = 0;
 	if (unlikely(edev->n_loop != 0))
 		engine_mcast_loop_rx(lc, edev);	/* multicast this device sent to itself */
+	if (unlikely(edev->n_uloop != 0))
+		loop_rx(lc, edev, &v);		/* unicast this device sent to itself */
 	if (unlikely(edev->n_shards > 1))
 		total += rx_handed(lc, edev, &v);
 	/* Up to ENGINE_RX_BURSTS full bursts: the receive side must keep up with what one

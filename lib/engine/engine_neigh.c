@@ -321,6 +321,10 @@ static int resolve_locked(struct transport_env *env, struct droce_device *dev,
 		droce_mcast_mac(flow->dgid, &flow->dst_mac);	/* a group: no ARP/ND */
 		return 0;
 	}
+	if (unlikely(engine_is_our_gid(edev, flow->dgid))) {
+		rte_ether_addr_copy(&edev->mac, &flow->dst_mac);	/* looped back at TX */
+		return 0;
+	}
 	if (pos < 0) {
 		pos = rte_hash_add_key(nt->h, flow->dgid);
 		if (pos < 0)

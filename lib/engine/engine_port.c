@@ -199,6 +199,7 @@ static void shard_stop(struct engine_dev *s)
 	s->n_tx = 0;
 	env_port_discard_rx(s->port, s->queue);
 	engine_handoff_discard(s);
+	engine_loop_stop(s);
 }
 
 void engine_port_stop(struct engine_dev *p)
@@ -257,6 +258,33 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
 		engine_dev_flush(edev);
 }
 
+/*
+ * A frame to the device's own MAC (a QP talking to a QP of its own device, RDMA CM on a
+ * loopback address: the neighbour table answers the device's own GIDs with its MAC): a port
+ * does not hear what it sends, so it goes to the device's receive path, queued for the next
+ * RX step (engine_rx()), as Linux's rxe loops such packets back. A copy: the frame may point
+ * into registered memory (zero-copy segments), which the application may reuse once the
+ * frame is sent.
+ */
+static void loop_tx(struct engine_dev *edev, struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy = edev->n_uloop < ENGINE_LOOP && edev->lc != NULL ?
+				rte_pktmbuf_copy(m, edev->lc->pool, 0, UINT32_MAX) : NULL;
+
+	rte_pktmbuf_free(m);
+	if (copy == NULL) {
+		edev->cnt.loopback_dropped++;	/* lost as on a wire: the sender retransmits */
+		return;
+	}
+	edev->uloop[edev->n_uloop++] = copy;
+}
+
+void engine_loop_stop(struct engine_dev *edev)
+{
+	rte_pktmbuf_free_bulk(edev->uloop, edev->n_uloop);
+	edev->n_uloop = 0;
+}
+
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
 	struct engine_dev *edev = engine_shard_here(env, dev);
@@ -264,6 +292,11 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 	if (unlikely(!edev->link_up)) {
 		edev->cnt.tx_link_down++;	/* not even to the device's own group members */
 		rte_pktmbuf_free(m);
+		return;
+	}
+	if (unlikely(rte_is_same_ether_addr(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr,
+					    &edev->mac))) {
+		loop_tx(edev, m);
 		return;
 	}
 	if (unlikely(edev->n_mcg != 0))

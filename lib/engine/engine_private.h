@@ -42,6 +42,7 @@ extern int engine_logtype;
 #define ENGINE_MAX_LCORES 8
 #define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_QP_SLOTS per device, every device */
 #define ENGINE_MCAST_LOOP 64		/**< multicast frames queued for the device's own QPs */
+#define ENGINE_LOOP 256			/**< frames to the device's own MAC, queued for its RX */
 
 /** [engine] settings (engine_config_load()). */
 struct engine_config {
@@ -225,6 +226,10 @@ struct engine_dev {
 	struct engine_mcg mcg[DROCE_MAX_MCAST_GRP];
 	uint16_t n_loop;		/**< frames in loop[] */
 	struct rte_mbuf *loop[ENGINE_MCAST_LOOP];	/**< sent, for the device's own members */
+	/* Unicast loopback (engine_port.c), owner only: frames this shard sent to the device's
+	 * own MAC, received at its next RX step. */
+	uint16_t n_uloop;		/**< frames in uloop[] */
+	struct rte_mbuf *uloop[ENGINE_LOOP];
 	/* Drop log (engine_droplog.c), owner only. */
 	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
 	/* Sharding (engine_shard.c). Primary only: the shards, the shard serving the device on
@@ -519,6 +524,8 @@ void engine_mcast_tx(struct engine_dev *edev, const struct rte_mbuf *m);
 unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *edev);
 /** Free the queued loopback frames (port stop). */
 void engine_mcast_stop(struct engine_dev *edev);
+/* engine_port.c: unicast loopback (frames to the device's own MAC), freed at port stop */
+void engine_loop_stop(struct engine_dev *edev);
 /** @p eq goes away: take it out of every group. */
 void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
 

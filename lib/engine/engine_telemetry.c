@@ -62,6 +62,8 @@ struct tel_snap {
 	bool open;			/* served by an instance */
 	int port;
 	uint16_t mtu;
+	uint32_t link_mbps;		/* the port's speed, 0: it gives none */
+	uint8_t active_width, active_speed;	/* as ibv_query_port() reports them */
 	char engine[64];		/* "lcore N", "lcores N,M", "inline", "none" */
 	char steering[112];		/* engine_dev.steering; "none" while closed */
 	uint32_t steer_rules;
@@ -192,6 +194,8 @@ static int snap_view(const struct engine_view *v, void *arg)
 		s->mac = s->edev->mac;
 		s->port = verbs_device_port(s->edev->dev);
 		s->mtu = verbs_device_cfg(s->edev->dev)->mtu;
+		verbs_device_rate(s->edev->dev, &s->link_mbps, &s->active_width,
+				  &s->active_speed);
 		s->n_shards = RTE_MAX(s->edev->n_shards, (uint16_t)1);
 		engine_name(s);
 		snprintf(s->steering, sizeof(s->steering), "none");	/* unless open */
@@ -388,6 +392,9 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "port", s->port);
 	rte_tel_data_add_dict_string(d, "mac", mac);
 	rte_tel_data_add_dict_u64(d, "mtu", s->mtu);
+	rte_tel_data_add_dict_u64(d, "link_mbps", s->link_mbps);
+	rte_tel_data_add_dict_u64(d, "active_width", s->active_width);
+	rte_tel_data_add_dict_u64(d, "active_speed", s->active_speed);
 	rte_tel_data_add_dict_int(d, "open", s->open);
 	rte_tel_data_add_dict_string(d, "engine", s->engine);
 	rte_tel_data_add_dict_string(d, "steering", s->steering);

@@ -545,8 +545,40 @@ int droce_query_device_ex(struct droce_context *context,
 	a.device_cap_flags_ex = (uint64_t)a.orig_attr.device_cap_flags |
 				DROCE_DEVICE_ATOMIC_WRITE | DROCE_DEVICE_FLUSH_GLOBAL |
 				DROCE_DEVICE_FLUSH_PERSISTENT;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;	/* as libibverbs fills it */
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;
+}
+
+/*
+ * The port's rate as Linux gives a RoCE port's (ib_get_eth_speed(), which rxe's query_port
+ * calls): the netdev's speed as an IB width times a lane speed. Here the netdev is the DPDK
+ * port (rte_eth_link_get_nowait()); one that does not say (RTE_ETH_SPEED_NUM_NONE, _UNKNOWN)
+ * counts as 1 Gb/s, as Linux counts a netdev without a speed: 1X SDR. DPDK 22.11 reports no
+ * lane count, so the mapping is Linux's for a link without one.
+ */
+void verbs_device_rate(const struct droce_device *dev, uint32_t *mbps, uint8_t *width,
+		       uint8_t *speed)
+{
+	static const struct { uint32_t up_to; uint8_t width, speed; } map[] = {
+		{ 1000, 1, 1 },		/* 1X SDR: 2.5 Gb/s */
+		{ 10000, 1, 8 },	/* 1X FDR10: 10 Gb/s */
+		{ 20000, 2, 2 },	/* 4X DDR: 20 Gb/s */
+		{ 25000, 1, 32 },	/* 1X EDR: 25 Gb/s */
+		{ 40000, 2, 8 },	/* 4X FDR10: 40 Gb/s */
+		{ UINT32_MAX, 2, 32 },	/* 4X EDR: 100 Gb/s */
+	};
+	int port = verbs_device_port(dev);
+	uint32_t m = port < 0 ? 0 : env_port_link_mbps((uint16_t)port);
+	unsigned int i;
+
+	*mbps = m;
+	if (m == 0)
+		m = 1000;
+	for (i = 0; m > map[i].up_to; i++)
+		;
+	*width = map[i].width;
+	*speed = map[i].speed;
 }
 
 void verbs_device_link(struct droce_device *dev, bool up)
@@ -566,6 +598,7 @@ int droce_query_port(struct droce_context *context, uint8_t port_num,
 {
 	struct droce_device *dev;
 	bool has_port, up;
+	uint32_t mbps;
 
 	if (context == NULL || p == NULL || port_num != 1)
 		return EINVAL;
@@ -581,8 +614,7 @@ int droce_query_port(struct droce_context *context, uint8_t port_num,
 	p->max_msg_sz = 1u << 31;
 	p->pkey_tbl_len = 1;
 	p->max_vl_num = 1;
-	p->active_width = 1;	/* 1X */
-	p->active_speed = 1;	/* SDR: software has no meaningful rate */
+	verbs_device_rate(dev, &mbps, &p->active_width, &p->active_speed);
 	/* As rxe: LinkUp; Polling while the port waits for its link; Disabled without a port. */
 	p->phys_state = up ? 5 : has_port ? 2 : 3;
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;

@@ -288,6 +288,13 @@ bool verbs_mr_extbuf_attach(struct rte_mbuf *seg, struct droce_mr *mr, void *add
 int verbs_device_port(const struct droce_device *dev);
 /** Find a device by name, or NULL. */
 struct droce_device *verbs_device_find(const char *name);
+/**
+ * The port's rate, as droce_query_port() reports it: @p mbps the DPDK port's link speed
+ * (0: it gives none), @p width and @p speed ibv_port_attr's active_width and active_speed
+ * (Linux's mapping of an Ethernet speed; no speed counts as 1 Gb/s: 1X SDR).
+ */
+void verbs_device_rate(const struct droce_device *dev, uint32_t *mbps, uint8_t *width,
+		       uint8_t *speed);
 
 /* ---- Ownership ---- */
 

@@ -3,8 +3,8 @@
  */
 /*
  * Every misuse of the CM API fails with librdmacm's errno and changes nothing: NULL arguments,
- * unknown port spaces and families, addresses no device has (127.0.0.1: ENODEV, as Linux for
- * an interface without RDMA; a foreign address: EADDRNOTAVAIL), ports in use (EADDRINUSE, and
+ * unknown port spaces and families, an address no device has (EADDRNOTAVAIL; 127.0.0.1 is a
+ * wildcard, as in Linux: test cm_loopback_*), ports in use (EADDRINUSE, and
  * RDMA_OPTION_ID_REUSEADDR sharing), calls in the wrong state (resolve_route before the
  * address, connect before the route, accept/reject/establish/notify on an id that is no request,
  * listen twice, get_request on an asynchronous listener), oversized private data, options
@@ -18,7 +18,7 @@
 
 static void bind_errors(struct droce_cm_event_channel *ch)
 {
-	struct sockaddr_in lo = cmt_addr("127.0.0.1", 0), foreign = cmt_addr("192.0.2.7", 0);
+	struct sockaddr_in foreign = cmt_addr("192.0.2.7", 0);
 	struct sockaddr_in a1 = cmt_addr("10.99.0.1", 5000), any = cmt_addr("0.0.0.0", 5000);
 	struct sockaddr_in a2 = cmt_addr("10.99.0.2", 5000);
 	struct sockaddr unix_sa = { .sa_family = AF_UNIX };
@@ -30,7 +30,6 @@ static void bind_errors(struct droce_cm_event_channel *ch)
 	FAILS(droce_cm_bind_addr(NULL, (struct sockaddr *)&a1), EINVAL);
 	FAILS(droce_cm_bind_addr(x, NULL), EINVAL);
 	FAILS(droce_cm_bind_addr(x, &unix_sa), EINVAL);
-	FAILS(droce_cm_bind_addr(x, (struct sockaddr *)&lo), ENODEV);
 	FAILS(droce_cm_bind_addr(x, (struct sockaddr *)&foreign), EADDRNOTAVAIL);
 	CHECK(x->verbs == NULL);	/* nothing happened */
 	CHECK_EQ(droce_cm_bind_addr(x, (struct sockaddr *)&a1), 0);

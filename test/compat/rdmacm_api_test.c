@@ -8,7 +8,8 @@
  * test/cm/pair_{inline,lcore}.ini).
  * - Misuse and what droce does not do, each with librdmacm's errno: NULL channel, event or
  *   id (EINVAL), an unknown port space (EINVAL), an empty non-blocking channel (EAGAIN), an
- *   address no device has (ENODEV), connect before resolving, accept of an id that is no
+ *   address no device has (EADDRNOTAVAIL; 127.0.0.1 binds, as in Linux, to no device),
+ *   connect before resolving, accept of an id that is no
  *   request, disconnect of an unconnected id (EINVAL), rsockets (ENOSYS), ECE and XRC SRQs
  *   and send-only multicast (EOPNOTSUPP); destroying a channel with ids on it leaves it
  *   (its fd stays open, its ids work).
@@ -81,6 +82,7 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
 static void misuse(void)
 {
 	struct sockaddr_in lo = addr("127.0.0.1", 0), far = addr("10.99.0.2", 7179);
+	struct sockaddr_in foreign = addr("192.0.2.7", 0);
 	struct rdma_cm_join_mc_attr_ex mc;
 	struct ibv_srq_init_attr_ex srq;
 	struct rdma_event_channel *ch;
@@ -99,7 +101,13 @@ static void misuse(void)
 	FAILS(rdma_destroy_id(NULL), EINVAL);
 
 	CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
-	FAILS(rdma_bind_addr(id, (struct sockaddr *)&lo), ENODEV);
+	FAILS(rdma_bind_addr(id, (struct sockaddr *)&foreign), EADDRNOTAVAIL);
+	CHECK_EQ(rdma_destroy_id(id), 0);
+	CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);	/* no device, as Linux */
+	CHECK(id->verbs == NULL);
+	CHECK_EQ(rdma_destroy_id(id), 0);
+	CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	FAILS(rdma_connect(id, NULL), EINVAL);		/* nothing resolved */
 	FAILS(rdma_accept(id, NULL), EINVAL);		/* not a connection request */
 	FAILS(rdma_disconnect(id), EINVAL);		/* not connected */

@@ -111,7 +111,8 @@ static bool engine_only(const char *name)
 {
 	static const char *const names[] = { "tx_dropped", "rx_not_roce", "rx_arp", "rx_nd",
 		"rx_bad_frame", "rx_not_our_gid", "rx_unknown_qp", "alloc_failed", "tx_link_down",
-		"rx_link_down", "rx_handoff", "rx_handoff_dropped" };
+		"rx_link_down", "rx_handoff", "rx_handoff_dropped", "loopback",
+		"loopback_dropped" };
 	unsigned int i;
 
 	if (strncmp(name, "neigh_", 6) == 0 || strncmp(name, "fault_", 6) == 0 ||

@@ -64,6 +64,10 @@ def inventory(app, tel):
           info['qps'] == 3 and info['cqs'] == 6, 'info: %s' % info)
     check(info['engine'] == ('inline' if app.inline else 'lcore 1'), 'engine: %s' % info)
     check(info['mac'].lower() == '02:d0:0c:00:07:01', 'mac: %s' % info)
+    # net_ring says 10 Gb/s; Linux shows a 10 Gb/s netdev as 1X (1) FDR10 (8), as
+    # ibv_query_port() does (test compat_ibv_devices_devinfo_list_config_devices)
+    check(info['link_mbps'] == 10000 and info['active_width'] == 1 and
+          info['active_speed'] == 8, 'rate: %s' % info)
     check(info['shard_qps'] == [3] and info['shard_rx_handoff'] == [0] and
           info['shard_rx_handoff_dropped'] == [0] and len(info['shard_rx_packets']) == 1 and
           info.get('shard_lcore') == (None if app.inline else [1]), 'shards: %s' % info)
