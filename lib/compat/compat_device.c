@@ -75,8 +75,10 @@ static int discover_locked(void)
 		droce_free_device_list(list);
 		return ENOMEM;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		fill_device(&g.dev[i], list[i], i);
+		compat_present_device(&g.dev[i].ibv, droce_get_device_guid(list[i]));
+	}
 	g.n_dev = n;
 	droce_free_device_list(list);
 	return 0;
@@ -334,6 +336,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	fill_context(c, device);
+	compat_present_port(device, c->d);
 	pthread_mutex_lock(&g.lock);
 	TAILQ_INSERT_TAIL(&g.ctxs, c, next);
 	g.pid = getpid();

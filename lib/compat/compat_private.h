@@ -206,6 +206,10 @@ struct ibv_qp *compat_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_a
 int compat_qp_ex_init(struct compat_qp *qp, uint64_t send_ops_flags);
 void compat_qp_ex_fini(struct compat_qp *qp);
 
+/* compat_present.c: the device presence of droce-run -p (DROCE_PRESENT). */
+void compat_present_device(const struct ibv_device *dev, __be64 guid);
+void compat_present_port(const struct ibv_device *dev, struct droce_context *ctx);
+
 /* Messages for the user (stderr), prefixed so they are told apart from the tool's own. */
 #define COMPAT_MSG(fmt, ...) fprintf(stderr, "droce libibverbs: " fmt "\n", ##__VA_ARGS__)
 

@@ -141,7 +141,12 @@ static void ud_complete(struct transport_qp *t, const struct droce_pkt *pkt, uin
 	wc.byte_len = UD_GRH_LEN + pkt->payload_len;
 	wc.src_qp = sqpn;
 	wc.wc_flags = IBV_WC_GRH;
-	wc.pkey_index = 0;	/* one P_Key; RoCE has no LRH: sl and slid are 0, as in rxe */
+	wc.pkey_index = 0;	/* one P_Key (index 0), as mlx5 and rxe for a UD QP */
+	/* RoCE has no LRH, so no SL or SLID: RoCE devices report the received packet's L3 header
+	 * type in sl instead (mlx5: the CQE's bits 27:24 of flags_rqpn, whose low bits are
+	 * 0 GRH (RoCE v1), 1 IPv6, 2 IPv4; rdma-core providers/mlx5/cq.c). Middleware reads it
+	 * to find the destination address in the GRH (UCX's ud_verbs, masking with 0x7). */
+	wc.sl = pkt->ipv6 ? DROCE_WC_SL_ROCE_IPV6 : DROCE_WC_SL_ROCE_IPV4;
 	if (imm != NULL) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = imm->imm;

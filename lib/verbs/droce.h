@@ -457,6 +457,11 @@ int droce_destroy_cq(struct droce_cq *cq);
  *   have all been returned).
  */
 int droce_poll_cq(struct droce_cq *cq, int num_entries, struct ibv_wc *wc);
+/** ibv_wc.sl of a UD receive: RoCE has no SL; RoCE devices (mlx5) report the received
+ *  packet's L3 header type there instead, which middleware (UCX's ud_verbs) reads to find the
+ *  destination address in the GRH: 2 IPv4, 1 IPv6. */
+#define DROCE_WC_SL_ROCE_IPV6 1
+#define DROCE_WC_SL_ROCE_IPV4 2
 /**
  * ibv_req_notify_cq(3): arm the CQ's channel for the next completion (or, with
  * @p solicited_only, the next solicited or error completion). A CQ created without a

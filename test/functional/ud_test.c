@@ -4,10 +4,10 @@
 /*
  * UD between droce0 and droce1 through the engine and net_ring, public API only:
  * many-to-one and one-to-many with several address handles (IPv4, IPv6, link-local GIDs),
- * the GRH in the first 40 bytes checked field by field, every completion field, immediate
- * data, Q_Key mismatch dropped and counted, the WR Q_Key high-bit rule, a post longer than
- * the port MTU refused (EINVAL), a message longer than the receive WR dropped and counted
- * with the WR kept for the next message.
+ * the GRH in the first 40 bytes checked field by field, every completion field (sl: the L3
+ * header type, as RoCE NICs report it), immediate data, Q_Key mismatch dropped and counted,
+ * the WR Q_Key high-bit rule, a post longer than the port MTU refused (EINVAL), a message
+ * longer than the receive WR dropped and counted with the WR kept for the next message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +103,7 @@ static void check_grh(const uint8_t *g, int src_side, int dst_side, int gid, uin
 }
 
 static void check_recv(struct node *n, struct ibv_wc wc, uint32_t src_qp, uint32_t len,
-		       bool imm, uint32_t immv, uint32_t seed)
+		       bool imm, uint32_t immv, uint32_t seed, int gid)
 {
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 	CHECK_EQ(wc.opcode, IBV_WC_RECV);
@@ -111,6 +111,10 @@ static void check_recv(struct node *n, struct ibv_wc wc, uint32_t src_qp, uint32
 	CHECK_EQ(wc.src_qp, src_qp);
 	CHECK_EQ(wc.qp_num, n->q.qp->qp_num);
 	CHECK_EQ(wc.pkey_index, 0);
+	/* The L3 header type, where RoCE NICs (mlx5) report it: 2 IPv4, 1 IPv6. */
+	CHECK_EQ(wc.sl, gid == GID_V4 ? 2 : 1);
+	CHECK_EQ(wc.slid, 0);
+	CHECK_EQ(wc.dlid_path_bits, 0);
 	CHECK_EQ(wc.wc_flags, IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0));
 	if (imm)
 		CHECK_EQ(ntohl(wc.imm_data), immv);
@@ -158,7 +162,8 @@ static void many_one_many(struct node *srv, struct node cli[NCLI], struct droce_
 				      seed * 77, to_srv[i], srv->q.qp->qp_num, QKEY, 0, 0, 0);
 			wait_send(&cli[i], 500 + seed);
 			wc = fn_wait(srv->q.cq);
-			check_recv(srv, wc, cli[i].q.qp->qp_num, len, imm, seed * 77, seed);
+			check_recv(srv, wc, cli[i].q.qp->qp_num, len, imm, seed * 77, seed,
+				   cli_gid[i]);
 			check_grh(rbuf(srv, (unsigned int)wc.wr_id), 1, 0, cli_gid[i], cli_tc[i],
 				  cli_hop[i], cli_fl[i], len, imm);
 			memset(rbuf(srv, (unsigned int)wc.wr_id), 0xee, BUF);
@@ -174,7 +179,8 @@ static void many_one_many(struct node *srv, struct node cli[NCLI], struct droce_
 				      0, 0, 0);
 			wait_send(srv, 900 + seed);
 			wc = fn_wait(cli[i].q.cq);
-			check_recv(&cli[i], wc, srv->q.qp->qp_num, len, true, seed, seed);
+			check_recv(&cli[i], wc, srv->q.qp->qp_num, len, true, seed, seed,
+				   cli_gid[i]);
 			check_grh(rbuf(&cli[i], (unsigned int)wc.wr_id), 0, 1, cli_gid[i],
 				  cli_tc[i], cli_hop[i], cli_fl[i], len, true);
 			memset(rbuf(&cli[i], (unsigned int)wc.wr_id), 0xee, BUF);
@@ -219,7 +225,7 @@ static void qkeys_and_sizes(struct node *srv, struct node *cli, struct droce_pd 
 		      srv->q.qp->qp_num, 0xffffffffu, 0, 0, 0);
 	wait_send(cli, 3);
 	wc = fn_wait(srv->q.cq);
-	check_recv(srv, wc, cli->q.qp->qp_num, 8, false, 0, 42);
+	check_recv(srv, wc, cli->q.qp->qp_num, 8, false, 0, 42, GID_V4);
 	memset(rbuf(srv, (unsigned int)wc.wr_id), 0xee, BUF);
 	fn_post_recv(srv->q.qp, wc.wr_id, rbuf(srv, (unsigned int)wc.wr_id), BUF,
 		     srv->mem.mr->lkey);
