@@ -625,15 +625,18 @@ def loopback_runs(lb, args):
     print(f"rping -C 10 over memif {who}, no hugepages: both exit 0, 10 pings each", flush=True)
     # ibv_rc_pingpong -g <the IPv4 GID>: data checked (-c), both report the iterations.
     port = free_port()
-    base = ["ibv_rc_pingpong", "-g", str(gid), "-p", str(port), "-n", "100", "-c"]
+    # Path MTU 4096: frames of 4 KiB payload, each in one memif buffer (bsize in the INIs);
+    # 1000 round trips wrap memif's 1024-slot rings several times.
+    base = ["ibv_rc_pingpong", "-g", str(gid), "-p", str(port), "-m", "4096", "-s", "8192",
+            "-n", "1000", "-c"]
     (rc1, o1), (rc2, o2) = lb.run(base + ["-d", lb.dev["server"]],
                                   base + ["-d", lb.dev["client"], "127.0.0.1"],
                                   lambda: abstract_listening(lb.sock) and tcp_listening(port))
-    if rc1 != 0 or rc2 != 0 or any(not (m := PP_RESULT.search(o)) or int(m.group(1)) != 100
+    if rc1 != 0 or rc2 != 0 or any(not (m := PP_RESULT.search(o)) or int(m.group(1)) != 1000
                                    for o in (o1, o2)):
         fail(f"ibv_rc_pingpong -g {gid} over memif {who}: server exit {rc1}, client exit "
              f"{rc2}\n--- server\n{o1}\n--- client\n{o2}")
-    print(f"ibv_rc_pingpong -g {gid} -n 100 -c over memif {who}: both exit 0, "
+    print(f"ibv_rc_pingpong -g {gid} -m 4096 -s 8192 -n 1000 -c over memif {who}: both exit 0, "
           f"{PP_RESULT.search(o2).group(3)} usec/iter (client)", flush=True)
     # Bad input: each client with no server. memif's client cannot connect its socket, the
     # device does not open, the tool says so and exits non-zero at once.
