@@ -11,7 +11,9 @@
 #
 # Usage: test/run.sh [--quick] [meson test args...]
 #   --quick   the edit-test loop: the normal build only, without the suites that boot qemu guests
-#             (interop), build packages (package) or run libFuzzer (fuzz); no sanitizer builds
+#             (interop), build packages (package) or run libFuzzer (fuzz), the long loss soaks
+#             (soak) and the 4-lcore repeats of the functional tests (lcores4); no sanitizer
+#             builds
 # Environment: DROCE_BUILD_DIR (default: build), DROCE_SAN_BUILD_DIR (default: build-san).
 set -uo pipefail
 
@@ -81,7 +83,7 @@ san=${DROCE_SAN_BUILD_DIR:-build-san}
 configure "$build" -Dwerror=true -Db_sanitize=none
 if [ $quick -eq 1 ]; then
 	run_suite "$build" "normal build (quick)" --no-suite interop --no-suite package \
-		--no-suite fuzz "$@"
+		--no-suite fuzz --no-suite soak --no-suite lcores4 "$@"
 else
 	run_suite "$build" "normal build" "$@"
 fi
