@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include <infiniband/verbs.h>
@@ -127,6 +128,20 @@ struct compat_qp {
  * calls do the same through these: @p rc (an errno value, or 0) is returned, and set in errno
  * when it is not 0.
  */
+/** @p a: the extended attributes that @p attr (ibv_create_qp(), rdma_create_qp()) stands for. */
+static inline void compat_qp_attr_ex(const struct ibv_qp_init_attr *attr,
+				     struct ibv_qp_init_attr_ex *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_context = attr->qp_context;
+	a->send_cq = attr->send_cq;
+	a->recv_cq = attr->recv_cq;
+	a->srq = attr->srq;
+	a->cap = attr->cap;
+	a->qp_type = attr->qp_type;
+	a->sq_sig_all = attr->sq_sig_all;
+}
+
 static inline int compat_err(int rc)
 {
 	if (rc != 0)

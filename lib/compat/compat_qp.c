@@ -69,14 +69,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_context = attr->qp_context;
-	a.send_cq = attr->send_cq;
-	a.recv_cq = attr->recv_cq;
-	a.srq = attr->srq;
-	a.cap = attr->cap;
-	a.qp_type = attr->qp_type;
-	a.sq_sig_all = attr->sq_sig_all;
+	compat_qp_attr_ex(attr, &a);
 	q = create(pd->context, pd, &a);
 	if (q == NULL)
 		return NULL;

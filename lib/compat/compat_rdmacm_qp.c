@@ -116,14 +116,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 		errno = EINVAL;
 		return -1;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_context = qp_init_attr->qp_context;
-	a.send_cq = qp_init_attr->send_cq;
-	a.recv_cq = qp_init_attr->recv_cq;
-	a.srq = qp_init_attr->srq;
-	a.cap = qp_init_attr->cap;
-	a.qp_type = qp_init_attr->qp_type;
-	a.sq_sig_all = qp_init_attr->sq_sig_all;
+	compat_qp_attr_ex(qp_init_attr, &a);
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	a.pd = pd != NULL ? pd : to_rid(id)->pub.pd;
 	if (rdma_create_qp_ex(id, &a) != 0)
