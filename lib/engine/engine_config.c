@@ -21,6 +21,9 @@
  *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
  *   link_poll_ms = MS        poll the served ports' links every MS (10); 0: links are not
  *                            followed (ports ACTIVE while they exist, frames always sent)
+ *   start_wait_ms = MS       a port whose start fails for want of its peer (net_memif as a
+ *                            client with no server listening: EIO) is started again every
+ *                            50 ms for up to MS when a device opens (0, the default: fails)
  *   tx_zero_copy = 0|1       send payloads of 512 bytes and more straight from the registered
  *                            memory (mbufs attached to it as external buffers) on ports that
  *                            pass frames within this process (net_ring); 1, the default
@@ -162,6 +165,8 @@ static int parse_key(struct engine_config *c, const char *k, const char *v)
 		return parse_uint(v, 86400, &c->neigh_reachable_s);
 	if (strcmp(k, "link_poll_ms") == 0)
 		return parse_uint(v, 60000, &c->link_poll_ms);
+	if (strcmp(k, "start_wait_ms") == 0)
+		return parse_uint(v, 600000, &c->start_wait_ms);
 	if (strcmp(k, "pdump") == 0)
 		return parse_uint(v, 1, &c->pdump);
 	if (strcmp(k, "tx_zero_copy") == 0)

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "engine_private.h"
@@ -150,6 +151,52 @@ unsigned int engine_link_poll(struct engine_lcore *lc)
 	return changed;
 }
 
+#define START_RETRY_MS 50
+#define START_LINK_MS 1000
+#define LINK_CHECK_MS 5
+
+/* The port of @p cfg started: wait up to @p ms for its link. Stopped again if it stays down. */
+static int port_link_wait(uint16_t port, const struct droce_device_cfg *cfg, unsigned int ms)
+{
+	unsigned int waited;
+
+	for (waited = 0; waited < ms; waited += LINK_CHECK_MS) {
+		if (env_port_link_up(port))
+			return 0;
+		rte_delay_us_sleep(LINK_CHECK_MS * 1000);
+	}
+	ENGINE_LOG(INFO, "%s: port %u: no link after %u ms: restarted", cfg->name, port, ms);
+	env_port_stop(port);
+	return -EIO;
+}
+
+/* Start @p port for device @p cfg. When the device opens (@p wait) and [engine]
+ * start_wait_ms is set, the start waits that long for the port's peer, so either process of
+ * a pair may start first: a start that fails for want of it (-EIO: net_memif as a client with
+ * no server listening; env_port_start()), or whose link does not come up within
+ * START_LINK_MS (a memif server that has not started its own port refuses the connection,
+ * and its client does not connect again by itself), is tried again every START_RETRY_MS. */
+static int port_start(uint16_t port, const struct droce_device_cfg *cfg, bool wait)
+{
+	unsigned int budget = wait ? engine_cfg.start_wait_ms : 0;
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * budget;
+	bool said = false;
+	int rc;
+
+	for (;;) {
+		rc = env_port_start(port, cfg->mac);
+		if (rc == 0 && budget != 0)
+			rc = port_link_wait(port, cfg, START_LINK_MS);
+		if (rc != -EIO || rte_get_timer_cycles() >= end)
+			return rc;
+		if (!said)
+			ENGINE_LOG(INFO, "%s: port %u: waiting up to %u ms for its peer", cfg->name,
+				   port, budget);
+		said = true;
+		rte_delay_us_sleep(START_RETRY_MS * 1000);
+	}
+}
+
 int engine_port_start(struct engine_dev *p, bool shards)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(p->dev);
@@ -164,7 +211,7 @@ int engine_port_start(struct engine_dev *p, bool shards)
 	memcpy(p->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
 	rc = configure(p, &extbuf);
 	if (rc == 0)
-		rc = env_port_start(p->port, cfg->mac);
+		rc = port_start(p->port, cfg, shards);
 	if (rc != 0) {
 		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, p->port,
 			   rte_strerror(-rc));

@@ -60,6 +60,7 @@ struct engine_config {
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
 	unsigned int link_poll_ms;	/**< link poll interval; 0: links not followed */
+	unsigned int start_wait_ms;	/**< a port start whose peer is absent is retried this long */
 	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
 	unsigned int fault_drop;	/**< fault injection (engine_fault.c), per mille of frames */
 	unsigned int fault_dup;

@@ -398,7 +398,8 @@ def cm_pair_run(pair, server_cmd, client_cmd, timeout=90, server_wait=30):
 
 
 # The tools of rdmacm-utils and perftest's -R: (server args, client args, the client's lines
-# that must appear, how many). SRV is the server's address (config/vhost-server.ini).
+# that must appear, how many[, the server's line that must appear]). SRV is the server's address
+# (config/vhost-server.ini). "all" is every case but fio's (a test of its own).
 CM_SRV = "10.98.0.1"
 CM_CASES = {
     "rping": (["rping", "-s", "-v", "-a", CM_SRV, "-C", "200", "-S", "4096"],
@@ -415,6 +416,24 @@ CM_CASES = {
     "rdma_xserver": (["rdma_xserver"], ["rdma_xclient", "-s", CM_SRV],
                      r"^rdma_xclient: end 0$", 1),
 }
+# fio's rdma engine (fio 3.33): the client (rw=write) moves 16 MiB in 64 KiB I/Os with the
+# verb given and its server (rw=read) answers through rdma_cm on INADDR_ANY. With verb=send
+# every block lands in a receive of the server, which checks fio's crc32c verify header of each
+# (verify_fatal: one bad block fails the run); with RDMA WRITE and READ the server's fio sees no
+# completions (it waits for the client's end message), so there the figure is fio's byte count.
+# fio connects with rnr_retry 0: a SEND that finds no receive posted ends the run
+# (RNR_RETRY_EXC_ERR) and fio then hangs. The server posts a receive for each of the 256
+# messages at the start (iodepth 256), so none can come before its receive, however the two
+# processes are scheduled.
+FIO = ["fio", "--ioengine=rdma", "--port=21000", "--bs=64k", "--size=16m"]
+FIO_SRV = FIO + ["--name=srv", "--rw=read"]
+FIO_CLI = FIO + ["--name=cli", f"--hostname={CM_SRV}", "--rw=write", "--iodepth=1"]
+FIO_END = r"^\s*WRITE: bw=.*io=16\.0MiB"
+for _v in ("write", "read"):
+    CM_CASES["fio " + _v] = (FIO_SRV + ["--iodepth=1"], FIO_CLI + ["--verb=" + _v], FIO_END, 1)
+CM_CASES["fio send"] = (FIO_SRV + ["--iodepth=256", "--verify=crc32c", "--verify_fatal=1"],
+                        FIO_CLI + ["--verb=send", "--verify=crc32c", "--do_verify=0"], FIO_END,
+                        1, r"^\s*READ: bw=.*io=16\.0MiB")
 for _t in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_send_lat"):
     CM_CASES[_t + " -R"] = ([_t, "-R", "-d", "@DEV@", "-x", "1", "-n", "100", "-F"],
                            [_t, "-R", "-d", "@DEV@", "-x", "1", "-n", "100", "-F", CM_SRV],
@@ -431,9 +450,10 @@ def mode_rdmacm(r, args, tmp):
         # droce; ASan and UBSan still check every run (as mode_perftest).
         r.pre.append("ASAN_OPTIONS=" + os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
     pair = Pair(r, tmp)
-    names = list(CM_CASES) if args.tool == "all" else args.tool.split(",")
+    names = ([n for n in CM_CASES if not n.startswith("fio")] if args.tool == "all"
+             else args.tool.split(","))
     for name in names:
-        srv, cli, pat, want = CM_CASES[name]
+        srv, cli, pat, want, srv_pat = (CM_CASES[name] + (None,))[:5]
         t0 = time.time()
         (rc1, o1), (rc2, o2) = cm_pair_run(pair, srv, cli)
         if rc1 != 0 or rc2 != 0:
@@ -442,6 +462,8 @@ def mode_rdmacm(r, args, tmp):
         got = len(re.findall(pat, o2, re.M))
         if got < want:
             fail(f"{name}: the client printed {got} of {want} /{pat}/:\n{o2}")
+        if srv_pat and not re.search(srv_pat, o1, re.M):
+            fail(f"{name}: the server did not print /{srv_pat}/:\n{o1}")
         print(f"{name}: both exit 0, {got} result line(s) ({time.time() - t0:.1f} s)", flush=True)
     if args.tool == "all":
         # XRC: the client's rdma_create_ep() of an XRC QP fails at once (droce's verbs have
@@ -638,8 +660,49 @@ def loopback_runs(lb, args):
              f"{rc2}\n--- server\n{o1}\n--- client\n{o2}")
     print(f"ibv_rc_pingpong -g {gid} -m 4096 -s 8192 -n 1000 -c over memif {who}: both exit 0, "
           f"{PP_RESULT.search(o2).group(3)} usec/iter (client)", flush=True)
-    # Bad input: each client with no server. memif's client cannot connect its socket, the
-    # device does not open, the tool says so and exits non-zero at once.
+    # Either order: the client's device opened first (ibv_devinfo), its server's a second
+    # later (rping -s). The client's open waits for the server's memif (loopback-client.ini:
+    # start_wait_ms), then shows the port ACTIVE; once it has exited (memif takes one client
+    # at a time) and the server listens, an rping client pings it as above. (A tool's client that connects at once could find the server not yet
+    # listening, which on Linux too ends in a reject: the wait is for the device, not the CM.)
+    log2 = tempfile.TemporaryFile("w+")
+    t0 = time.time()
+    p2 = subprocess.Popen(lb.cmd("client", ["ibv_devinfo", "-d", lb.dev["client"]]),
+                          stdout=log2, stderr=subprocess.STDOUT, text=True, env=lb.env)
+    time.sleep(1)
+    if p2.poll() is not None:
+        log2.seek(0)
+        fail(f"ibv_devinfo on the client's config with no server {who}: exit {p2.returncode} "
+             f"before the server started:\n{log2.read()}")
+    (rc1, o1), (rc3, o3) = lb.run(["rping", "-s", "-a", srv, "-v", "-C", "10"],
+                                  ["rping", "-c", "-a", srv, "-v", "-C", "10"],
+                                  lambda: p2.poll() is not None and
+                                  abstract_listening(lb.sock) and
+                                  cm_listens(lb.r, lb.telemetry))
+    try:
+        rc2 = p2.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p2.kill()
+        rc2 = p2.wait()
+    took = time.time() - t0
+    log2.seek(0)
+    o2 = log2.read()
+    if rc2 != 0 or not re.search(r"^\s*state:\s+PORT_ACTIVE", o2, re.M) or rc1 != 0 or \
+            rc3 != 0 or len(re.findall(r"^ping data: rdma-ping-\d+: ", o3, re.M)) != 10:
+        fail(f"memif {who}, the client's device opened first: ibv_devinfo exit {rc2}, rping "
+             f"server exit {rc1}, client exit {rc3}:\n--- ibv_devinfo\n{o2}\n--- server\n"
+             f"{o1}\n--- client\n{o3}")
+    print(f"memif {who}, the client's device opened 1 s before its server's: ibv_devinfo "
+          f"PORT_ACTIVE, then rping -C 10, all exit 0 ({took:.1f} s)", flush=True)
+    # Bad input: each client with no server, waiting 1 s for it (start_wait_ms = 1000 here).
+    # memif's client cannot connect its socket, the device does not open, the tool says so and
+    # exits non-zero.
+    with open(lb.ini["client"]) as f:
+        text = f.read()
+    if not re.search(r"^start_wait_ms = \d+$", text, re.M):
+        fail("config/loopback-client.ini: no start_wait_ms")
+    with open(lb.ini["client"], "w") as f:
+        f.write(re.sub(r"^start_wait_ms = \d+$", "start_wait_ms = 1000", text, flags=re.M))
     for tool, want in ((["rping", "-c", "-a", srv, "-v", "-C", "10"], "rdma_resolve_addr"),
                        (["ibv_rc_pingpong", "-d", lb.dev["client"], "-g", str(gid),
                          "-p", str(port), "127.0.0.1"], f"Couldn't get context for "
@@ -650,7 +713,7 @@ def loopback_runs(lb, args):
         took = time.time() - t0
         out = p.stdout + p.stderr
         msg = f"{lb.dev['client']}: port 0: cannot start: Input/output error"
-        if p.returncode <= 0 or msg not in out or want not in out or took > 20:
+        if p.returncode <= 0 or msg not in out or want not in out or took < 1 or took > 20:
             fail(f"{tool[0]} client with no server {who}: exit {p.returncode} in {took:.1f} s, "
                  f"want '{msg}' and '{want}':\n{out}")
         print(f"{tool[0]} client with no server {who}: exit {p.returncode} in {took:.1f} s, "
@@ -717,11 +780,12 @@ def main():
             "pingpong": [f"ibv_{t}_pingpong" for t in args.tool.split(",")],
             "perftest": list(PERF_CASES) if args.tool == "all" else args.tool.split(","),
             "rdmacm": ["rping", "ucmatose", "udaddy", "rdma_server", "rdma_client",
-                       "rdma_xserver", "rdma_xclient", "ib_write_bw"],
+                       "rdma_xserver", "rdma_xclient", "ib_write_bw"]
+            if not args.tool.startswith("fio") else ["fio"],
             "loopback": ["rping", "ibv_rc_pingpong", "ibv_devinfo"], "run-names": ["ibv_devices"]}
     missing = [t for t in need[args.mode] if shutil.which(t) is None]
     if missing:
-        fail(f"{', '.join(missing)} not installed (test/deps.sh installs ibverbs-utils, perftest)")
+        fail(f"{', '.join(missing)} not installed (test/deps.sh installs them)")
     if args.mode == "devices":
         return mode_devices(r)
     if args.mode == "bad-config":
