@@ -629,12 +629,7 @@ int droce_cm_reject(struct droce_cm_id *pub, const void *pdata, uint8_t len)
 		id->ib = IB_IDLE;
 		id->state = CM_DISCONNECT;
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* ---- REP, RTU, MRA ---- */
@@ -739,12 +734,7 @@ int droce_cm_establish(struct droce_cm_id *pub)
 		send_rtu(id);
 		established(id);
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* The passive side is connected: the RTU came, or the first packet did (COMM_EST). */
@@ -784,12 +774,7 @@ int droce_cm_notify(struct droce_cm_id *pub, enum ibv_event_type event)
 		passive_established(id);
 	else
 		rc = id->ib == IB_ESTABLISHED ? EISCONN : EINVAL;
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void cm_rx_mra(struct cm_agent *a, const struct droce_cm_mad *m)

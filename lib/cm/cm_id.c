@@ -528,12 +528,7 @@ int droce_cm_bind_addr(struct droce_cm_id *pub, struct sockaddr *addr)
 	}
 	pthread_mutex_lock(&cm_svc.lock);
 	rc = bind_locked(to_cid(pub), addr);
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* ---- Address and route resolution ---- */
@@ -813,12 +808,7 @@ int droce_cm_listen(struct droce_cm_id *pub, int backlog)
 									    CM_DEFAULT_BACKLOG;
 		id->state = CM_LISTEN;
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 struct cm_id *cm_listener_find(uint16_t ps, uint16_t port, const struct cm_agent *a,
@@ -933,12 +923,7 @@ int droce_cm_set_option(struct droce_cm_id *pub, int level, int optname, void *o
 		rc = ENOSYS;
 		break;
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 __be16 droce_cm_get_src_port(struct droce_cm_id *id)

@@ -91,12 +91,7 @@ int droce_cm_join_multicast(struct droce_cm_id *pub, struct sockaddr *addr, void
 	}
 	pthread_mutex_lock(&cm_svc.lock);
 	rc = join_locked(to_cid(pub), addr, context);
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 static void leave(struct cm_id *id, struct cm_mc **link)
@@ -129,12 +124,7 @@ int droce_cm_leave_multicast(struct droce_cm_id *pub, struct sockaddr *addr)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void cm_mcast_leave_all(struct cm_id *id)

@@ -18,6 +18,7 @@
 #ifndef CM_PRIVATE_H
 #define CM_PRIVATE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -250,6 +251,18 @@ struct cm_global {
 };
 
 extern struct cm_global cm_svc;
+
+/** The end of a public call made under cm_svc.lock: release it and return 0 (@p rc 0) or -1
+ *  with errno @p rc. */
+static inline int cm_unlock_return(int rc)
+{
+	pthread_mutex_unlock(&cm_svc.lock);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
 
 /* cm_service.c */
 /** Initialise droce and start the CM and its thread, once (they last until exit). Called

@@ -277,12 +277,7 @@ int droce_cm_create_qp(struct droce_cm_id *pub, struct droce_pd *pd,
 	}
 	pthread_mutex_lock(&cm_svc.lock);
 	rc = create_qp_locked(to_cid(pub), pd, attr);
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
@@ -307,12 +302,7 @@ int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
 		if (rc != 0)
 			cm_qp_drop(id, false);
 	}
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void droce_cm_destroy_qp(struct droce_cm_id *pub)
@@ -336,10 +326,5 @@ int droce_cm_init_qp_attr(struct droce_cm_id *pub, struct ibv_qp_attr *attr, int
 	}
 	pthread_mutex_lock(&cm_svc.lock);
 	rc = cm_qp_attr(to_cid(pub), attr->qp_state, attr, mask);
-	pthread_mutex_unlock(&cm_svc.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
