@@ -80,8 +80,8 @@ static void agent_free(struct cm_agent *a)
 {
 	uint32_t i;
 
-	if (a->chan != NULL && cm.epfd >= 0)
-		epoll_ctl(cm.epfd, EPOLL_CTL_DEL, a->chan->fd, NULL);
+	if (a->chan != NULL && cm_svc.epfd >= 0)
+		epoll_ctl(cm_svc.epfd, EPOLL_CTL_DEL, a->chan->fd, NULL);
 	if (a->qp != NULL)
 		droce_destroy_qp(a->qp);
 	for (i = 0; i < CM_SEND_SLOTS; i++)
@@ -159,7 +159,7 @@ static int agent_setup(struct cm_agent *a)
 	a->n_send_free = CM_SEND_SLOTS;
 	ev.events = EPOLLIN;
 	ev.data.ptr = a->chan;
-	if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, a->chan->fd, &ev) != 0)
+	if (epoll_ctl(cm_svc.epfd, EPOLL_CTL_ADD, a->chan->fd, &ev) != 0)
 		return errno;
 	droce_req_notify_cq(a->cq, 0);
 	return 0;
@@ -168,7 +168,7 @@ static int agent_setup(struct cm_agent *a)
 struct cm_agent *cm_agent_get(struct droce_device *dev)
 {
 	unsigned int idx = verbs_device_index(dev);
-	struct cm_agent *a = cm.agent[idx];
+	struct cm_agent *a = cm_svc.agent[idx];
 	int rc;
 
 	if (a != NULL)
@@ -186,7 +186,7 @@ struct cm_agent *cm_agent_get(struct droce_device *dev)
 		errno = rc;
 		return NULL;
 	}
-	cm.agent[idx] = a;
+	cm_svc.agent[idx] = a;
 	cm_wake();	/* the thread arms the new CQ */
 	return a;
 }
@@ -195,10 +195,10 @@ void cm_agents_free(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < RTE_DIM(cm.agent); i++) {
-		if (cm.agent[i] != NULL)
-			agent_free(cm.agent[i]);
-		cm.agent[i] = NULL;
+	for (i = 0; i < RTE_DIM(cm_svc.agent); i++) {
+		if (cm_svc.agent[i] != NULL)
+			agent_free(cm_svc.agent[i]);
+		cm_svc.agent[i] = NULL;
 	}
 }
 
@@ -219,9 +219,9 @@ struct cm_agent *cm_agent_by_gid(const union ibv_gid *gid)
 {
 	unsigned int i;
 
-	for (i = 0; i < RTE_DIM(cm.agent); i++)
-		if (cm.agent[i] != NULL && cm_agent_gid_index(cm.agent[i], gid) >= 0)
-			return cm.agent[i];
+	for (i = 0; i < RTE_DIM(cm_svc.agent); i++)
+		if (cm_svc.agent[i] != NULL && cm_agent_gid_index(cm_svc.agent[i], gid) >= 0)
+			return cm_svc.agent[i];
 	return NULL;
 }
 
@@ -245,13 +245,13 @@ int droce_cm_query_counters(struct droce_context *ctx, struct droce_cm_counters 
 
 	if (ctx == NULL || out == NULL)
 		return -EINVAL;
-	pthread_mutex_lock(&cm.lock);
-	a = cm.agent[verbs_device_index(ctx->device)];
+	pthread_mutex_lock(&cm_svc.lock);
+	a = cm_svc.agent[verbs_device_index(ctx->device)];
 	if (a != NULL)
 		*out = a->cnt;
 	else
 		memset(out, 0, sizeof(*out));
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return 0;
 }
 
@@ -356,6 +356,31 @@ int cm_mad_send(const struct cm_dest *d, const struct droce_cm_mad *mad)
 	return send_raw(d, buf, mad->hdr.attr_id);
 }
 
+void cm_mad_send_tracked(struct cm_id *id, unsigned int ms, unsigned int retries)
+{
+	id->mad_valid = true;
+	id->timeout_ms = ms;
+	id->retries = retries;
+	cm_mad_send(&id->dest, &id->mad);	/* no buffer: the retry timer sends it */
+	cm_timer_arm(id, CM_T_MAD, ms);
+}
+
+bool cm_mad_retry(struct cm_id *id)
+{
+	if (!id->mad_valid)
+		return true;
+	if (id->retries > 0) {
+		id->retries--;
+		id->agent->cnt.tx_retries++;
+		cm_mad_send(&id->dest, &id->mad);
+		cm_timer_arm(id, CM_T_MAD, id->timeout_ms);
+		return true;
+	}
+	id->agent->cnt.timeouts++;
+	id->mad_valid = false;
+	return false;
+}
+
 /* ---- Receiving ---- */
 
 /* The sender of a received MAD, from the GRH verbs wrote (RoCE v2: IPv4 header in bytes 20-39,
@@ -397,7 +422,7 @@ static void answer_cpi(const struct cm_dest *from, const struct droce_cm_mad *re
 	m.hdr.status = 0;
 	m.u.cpi.base_version = DROCE_MAD_BASE_VERSION;
 	m.u.cpi.class_version = DROCE_CM_CLASS_VERSION;
-	m.u.cpi.cap_mask2_resp_time = cm.cfg.response_timeout & 0x1f;
+	m.u.cpi.cap_mask2_resp_time = cm_svc.cfg.response_timeout & 0x1f;
 	cm_mad_send(from, &m);
 }
 

@@ -46,16 +46,6 @@ static uint64_t tid_of(const struct cm_id *id)
 	return (uint64_t)1 << 32 | id->local_id;
 }
 
-/* Send id->mad and retry it every @p ms, @p retries times. */
-static void send_tracked(struct cm_id *id, unsigned int ms, unsigned int retries)
-{
-	id->mad_valid = true;
-	id->timeout_ms = ms;
-	id->retries = retries;
-	cm_mad_send(&id->dest, &id->mad);	/* no buffer: the retry timer sends it */
-	cm_timer_arm(id, CM_T_MAD, ms);
-}
-
 /* Send @p m once, and keep it to answer duplicates with (RTU, MRA, DREP). */
 static void send_reply(struct cm_id *id, const struct droce_cm_mad *m)
 {
@@ -135,7 +125,7 @@ static void send_dreq(struct cm_id *id, bool retry)
 	id->mad.u.dreq.remote_comm_id = id->remote_id;
 	id->mad.u.dreq.remote_qpn = id->remote_qpn;
 	if (retry) {
-		send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
+		cm_mad_send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
 	} else {
 		cm_timer_stop(id);
 		cm_mad_send(&id->dest, &id->mad);
@@ -231,17 +221,6 @@ static void cma_hdr_put(const struct cm_id *id, uint8_t *pdata)
 	droce_cma_hdr_build(&h, pdata);
 }
 
-/* Where the peer's CM is, for an id whose route is set. */
-static void dest_from_path(struct cm_id *id)
-{
-	id->dest.agent = id->agent;
-	id->dest.dgid = id->path.dgid;
-	id->dest.sgid_index = id->sgid_index;
-	id->dest.traffic_class = id->path.traffic_class;
-	id->dest.flow_label = ntohl(id->path.flow_label);
-	id->dest.qpn = DROCE_GSI_QPN;
-}
-
 static void req_fill(struct cm_id *id, uint32_t qpn, const struct rdma_conn_param *p)
 {
 	struct droce_cm_req *r = &id->mad.u.req;
@@ -257,16 +236,16 @@ static void req_fill(struct cm_id *id, uint32_t qpn, const struct rdma_conn_para
 	r->local_qpn = qpn;
 	r->responder_resources = id->responder_resources;
 	r->initiator_depth = id->initiator_depth;
-	r->remote_cm_response_timeout = cm.cfg.response_timeout;
+	r->remote_cm_response_timeout = cm_svc.cfg.response_timeout;
 	r->transport_type = DROCE_CM_TRANSPORT_RC;
 	r->flow_control = id->flow_control;
 	r->starting_psn = id->rq_psn;
-	r->local_cm_response_timeout = cm.cfg.response_timeout;
+	r->local_cm_response_timeout = cm_svc.cfg.response_timeout;
 	r->retry_count = id->retry_count;
 	r->pkey = 0xffff;
 	r->path_mtu = path->mtu;
 	r->rnr_retry_count = id->rnr_retry_count;
-	r->max_cm_retries = cm.cfg.max_retries;
+	r->max_cm_retries = cm_svc.cfg.max_retries;
 	r->srq = id->srq;
 	/* RoCE: permissive LIDs and not subnet-local on a routed (hop limit > 1) path, as
 	 * Linux's cm_format_req() writes them; no alternate path (its LIDs stay 0). */
@@ -309,15 +288,15 @@ static int connect_locked(struct cm_id *id, const struct rdma_conn_param *p)
 	id->flow_control = p != NULL ? p->flow_control != 0 : 0;
 	id->mtu = id->path.mtu;
 	id->remote_id = 0;
-	dest_from_path(id);
+	cm_dest_from_path(id);
 	req_fill(id, qpn, p);
 	id->tid = id->mad.hdr.tid;
-	id->max_cm_retries = cm.cfg.max_retries;
+	id->max_cm_retries = cm_svc.cfg.max_retries;
 	id->ib = IB_REQ_SENT;
 	id->state = CM_CONNECT;
 	id->conn_timeout_ms = 2 * cm_convert_ms(id->path.packet_life_time) +
-			      cm_convert_ms(cm.cfg.response_timeout);
-	send_tracked(id, id->conn_timeout_ms, cm.cfg.max_retries);
+			      cm_convert_ms(cm_svc.cfg.response_timeout);
+	cm_mad_send_tracked(id, id->conn_timeout_ms, cm_svc.cfg.max_retries);
 	return 0;
 }
 
@@ -331,9 +310,9 @@ int droce_cm_connect(struct droce_cm_id *pub, struct rdma_conn_param *p)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = pub->qp_type == IBV_QPT_UD ? cm_sidr_connect(id, p) : connect_locked(id, p);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	if (rc != 0) {
 		errno = rc;
 		return -1;
@@ -354,7 +333,7 @@ static struct cm_id *find_remote(uint32_t remote_id, uint64_t guid)
 	struct cm_id *id;
 	uint64_t g;
 
-	TAILQ_FOREACH(id, &cm.ids, next) {
+	TAILQ_FOREACH(id, &cm_svc.ids, next) {
 		memcpy(&g, &id->remote_guid, 8);
 		if (id->remote_id == remote_id && be64toh(g) == guid && ib_live(id->ib))
 			return id;
@@ -368,7 +347,7 @@ static struct cm_id *find_remote_qpn(uint32_t qpn, uint64_t guid, const struct c
 	struct cm_id *id;
 	uint64_t g;
 
-	TAILQ_FOREACH(id, &cm.ids, next) {
+	TAILQ_FOREACH(id, &cm_svc.ids, next) {
 		memcpy(&g, &id->remote_guid, 8);
 		if (id != except && id->remote_qpn == qpn && be64toh(g) == guid &&
 		    id->remote_id != 0 && ib_live(id->ib) && id->ib != IB_SIDR_REQ_RCVD)
@@ -604,7 +583,7 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *p)
 		memcpy(r->private_data, p->private_data, p->private_data_len);
 	id->ib = IB_REP_SENT;
 	id->conn_timeout_ms = cm_convert_ms(id->remote_cm_timeout);
-	send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
+	cm_mad_send_tracked(id, id->conn_timeout_ms, id->max_cm_retries);
 	return 0;
 }
 
@@ -620,9 +599,9 @@ int droce_cm_accept(struct droce_cm_id *pub, struct rdma_conn_param *p)
 	}
 	id = to_cid(pub);
 	ud = pub->qp_type == IBV_QPT_UD;
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = ud ? cm_sidr_answer(id, p, true, NULL, 0) : accept_locked(id, p);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	if (rc != 0) {
 		errno = rc;
 		return -1;
@@ -640,7 +619,7 @@ int droce_cm_reject(struct droce_cm_id *pub, const void *pdata, uint8_t len)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (pub->qp_type == IBV_QPT_UD) {
 		rc = cm_sidr_answer(id, NULL, false, pdata, len);
 	} else if (id->ib != IB_REQ_RCVD || len > DROCE_CM_REJ_PDATA) {
@@ -650,12 +629,7 @@ int droce_cm_reject(struct droce_cm_id *pub, const void *pdata, uint8_t len)
 		id->ib = IB_IDLE;
 		id->state = CM_DISCONNECT;
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* ---- REP, RTU, MRA ---- */
@@ -753,19 +727,14 @@ int droce_cm_establish(struct droce_cm_id *pub)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->ib != IB_REP_RCVD || pub->qp != NULL) {
 		rc = EINVAL;
 	} else {
 		send_rtu(id);
 		established(id);
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* The passive side is connected: the RTU came, or the first packet did (COMM_EST). */
@@ -800,17 +769,12 @@ int droce_cm_notify(struct droce_cm_id *pub, enum ibv_event_type event)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->ib == IB_REP_SENT || id->ib == IB_MRA_REP_RCVD)
 		passive_established(id);
 	else
 		rc = id->ib == IB_ESTABLISHED ? EISCONN : EINVAL;
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void cm_rx_mra(struct cm_agent *a, const struct droce_cm_mad *m)
@@ -850,7 +814,7 @@ static struct cm_id *rej_target(const struct droce_cm_rej *r)
 	if (r->reason == DROCE_CM_REJ_TIMEOUT && r->remote_comm_id == 0) {
 		/* A peer that gave up on its REQ names itself by its CA GUID (ARI). */
 		memcpy(&guid, r->ari, 8);
-		TAILQ_FOREACH(id, &cm.ids, next)
+		TAILQ_FOREACH(id, &cm_svc.ids, next)
 			if (id->remote_id == r->local_comm_id && id->remote_guid == guid &&
 			    ib_live(id->ib))
 				return id;
@@ -986,7 +950,7 @@ int droce_cm_disconnect(struct droce_cm_id *pub)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->state != CM_CONNECT && id->state != CM_CONNECTED && id->state != CM_DISCONNECT) {
 		rc = EINVAL;	/* never had a connection */
 	} else {
@@ -1004,7 +968,7 @@ int droce_cm_disconnect(struct droce_cm_id *pub)
 		/* Anything else (not yet connected, disconnected already): nothing to send,
 		 * as Linux, whose DREQ/DREP failures rdma_disconnect() ignores. */
 	}
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	if (rc != 0) {
 		errno = rc;
 		return -1;
@@ -1016,17 +980,8 @@ int droce_cm_disconnect(struct droce_cm_id *pub)
 
 void cm_conn_timeout(struct cm_id *id)
 {
-	if (!id->mad_valid)
+	if (cm_mad_retry(id))
 		return;
-	if (id->retries > 0) {
-		id->retries--;
-		id->agent->cnt.tx_retries++;
-		cm_mad_send(&id->dest, &id->mad);
-		cm_timer_arm(id, CM_T_MAD, id->timeout_ms);
-		return;
-	}
-	id->agent->cnt.timeouts++;
-	id->mad_valid = false;
 	switch (id->ib) {
 	case IB_REQ_SENT:
 	case IB_MRA_REQ_RCVD:

@@ -4,7 +4,7 @@
 /*
  * Event channels and events (rdma_get_cm_event(3), rdma_ack_cm_event(3)).
  *
- * A channel is a queue of events under cm.lock and a semaphore eventfd with one token per
+ * A channel is a queue of events under cm_svc.lock and a semaphore eventfd with one token per
  * event queued: the application polls the fd, droce_cm_get_cm_event() takes a token (blocking
  * or not, as the fd is) and then the oldest event. Events dropped before they are returned
  * (their id destroyed) leave their token behind: a get that finds no event for its token takes
@@ -68,14 +68,14 @@ void cm_chan_free(struct cm_chan *c)
 /* The application destroyed @p c: its fd goes, the channel stays a while (struct cm_chan). */
 static void chan_bury(struct cm_chan *c)
 {
-	struct cm_chan *old = cm.grave[cm.grave_next];
+	struct cm_chan *old = cm_svc.grave[cm_svc.grave_next];
 
 	chan_drop_events(c);
 	close(c->pub.fd);
 	c->pub.fd = -1;
 	c->buried = true;
-	cm.grave[cm.grave_next] = c;
-	cm.grave_next = (cm.grave_next + 1) % CM_GRAVE;
+	cm_svc.grave[cm_svc.grave_next] = c;
+	cm_svc.grave_next = (cm_svc.grave_next + 1) % CM_GRAVE;
 	/* A thread still blocked in the oldest keeps it (it will never be woken). */
 	if (old != NULL && old->readers == 0)
 		cm_chan_free(old);
@@ -90,9 +90,9 @@ struct droce_cm_event_channel *droce_cm_create_event_channel(void)
 		errno = -rc;
 		return NULL;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	c = cm_chan_new(false);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return c != NULL ? &c->pub : NULL;
 }
 
@@ -105,14 +105,14 @@ int droce_cm_destroy_event_channel(struct droce_cm_event_channel *channel)
 		return -1;
 	}
 	c = container_of_cm(channel, struct cm_chan, pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (c->n_ids > 0 || c->priv) {
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		errno = EBUSY;
 		return -1;
 	}
 	chan_bury(c);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return 0;
 }
 
@@ -182,15 +182,15 @@ int droce_cm_get_cm_event(struct droce_cm_event_channel *channel, struct droce_c
 		return -1;
 	}
 	c = container_of_cm(channel, struct cm_chan, pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	c->readers++;
 	for (;;) {
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		n = read(c->efd, &v, sizeof(v));
-		pthread_mutex_lock(&cm.lock);
+		pthread_mutex_lock(&cm_svc.lock);
 		if (n != sizeof(v)) {
 			c->readers--;
-			pthread_mutex_unlock(&cm.lock);
+			pthread_mutex_unlock(&cm_svc.lock);
 			return -1;	/* EAGAIN (non-blocking), EINTR */
 		}
 		e = TAILQ_FIRST(&c->events);
@@ -204,7 +204,7 @@ int droce_cm_get_cm_event(struct droce_cm_event_channel *channel, struct droce_c
 	e->id->ev_delivered++;
 	if (e->pub.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->id->pending_reqs > 0)
 		e->id->pending_reqs--;	/* the backlog counts requests not yet retrieved */
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	*event = &e->pub;
 	return 0;
 }
@@ -218,10 +218,10 @@ int droce_cm_ack_cm_event(struct droce_cm_event *event)
 		return -1;
 	}
 	e = container_of_cm(event, struct cm_event, pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	e->id->ev_acked++;
 	pthread_cond_broadcast(&e->id->cond);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	free(e);
 	return 0;
 }

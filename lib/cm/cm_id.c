@@ -194,16 +194,16 @@ struct cm_id *cm_id_new(struct cm_chan *chan, void *context, enum rdma_port_spac
 	 * after, and the REQ or REP carries the same. */
 	id->rq_psn = cm_random() & 0xffffff;
 	pthread_cond_init(&id->cond, NULL);
-	TAILQ_INSERT_TAIL(&cm.ids, id, next);
+	TAILQ_INSERT_TAIL(&cm_svc.ids, id, next);
 	return id;
 }
 
 void cm_id_free(struct cm_id *id)
 {
-	if (id->local_id != 0 && cm.by_local[id->local_id % CM_MAX_IDS] == id)
-		cm.by_local[id->local_id % CM_MAX_IDS] = NULL;
+	if (id->local_id != 0 && cm_svc.by_local[id->local_id % CM_MAX_IDS] == id)
+		cm_svc.by_local[id->local_id % CM_MAX_IDS] = NULL;
 	cm_qp_drop(id, false);	/* the application's now */
-	TAILQ_REMOVE(&cm.ids, id, next);
+	TAILQ_REMOVE(&cm_svc.ids, id, next);
 	cm_event_forget(id);
 	if (id->chan != NULL) {
 		id->chan->n_ids--;
@@ -221,25 +221,25 @@ int cm_id_set_local(struct cm_id *id)
 	if (id->local_id != 0)
 		return 0;
 	for (i = 0; i < CM_MAX_IDS; i++) {
-		slot = (cm.next_slot + i) % CM_MAX_IDS;
-		if (cm.by_local[slot] == NULL)
+		slot = (cm_svc.next_slot + i) % CM_MAX_IDS;
+		if (cm_svc.by_local[slot] == NULL)
 			break;
 	}
 	if (i == CM_MAX_IDS)
 		return -ENOMEM;
-	cm.next_slot = slot + 1;	/* do not reuse a slot at once: stale MADs */
+	cm_svc.next_slot = slot + 1;	/* do not reuse a slot at once: stale MADs */
 	/* A generation above the slot bits, so that a reused slot gets another ID; never 0
 	 * (Linux's REJ for an unknown REQ carries 0 as our side's ID). */
 	do
-		id->local_id = (++cm.gen << CM_ID_BITS) | slot;
+		id->local_id = (++cm_svc.gen << CM_ID_BITS) | slot;
 	while (id->local_id == 0);
-	cm.by_local[slot] = id;
+	cm_svc.by_local[slot] = id;
 	return 0;
 }
 
 struct cm_id *cm_id_by_local(uint32_t local_id)
 {
-	struct cm_id *id = cm.by_local[local_id % CM_MAX_IDS];
+	struct cm_id *id = cm_svc.by_local[local_id % CM_MAX_IDS];
 
 	return id != NULL && id->local_id == local_id ? id : NULL;
 }
@@ -268,23 +268,23 @@ int droce_cm_create_id(struct droce_cm_event_channel *channel, struct droce_cm_i
 		errno = -rc;
 		return -1;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	c = channel != NULL ? container_of_cm(channel, struct cm_chan, pub) : cm_chan_new(true);
 	id = c != NULL ? cm_id_new(c, context, ps) : NULL;
 	if (id == NULL && c != NULL && channel == NULL)
 		cm_chan_free(c);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	if (id == NULL)
 		return -1;
 	*out = &id->pub;
 	return 0;
 }
 
-/* Wait until every event returned for @p id is acked (cm.lock held; released while waiting). */
+/* Wait until every event returned for @p id is acked (cm_svc.lock held; released while waiting). */
 static void wait_acks(struct cm_id *id)
 {
 	while (id->ev_acked < id->ev_delivered)
-		pthread_cond_wait(&id->cond, &cm.lock);
+		pthread_cond_wait(&id->cond, &cm_svc.lock);
 }
 
 /* A destroyed listener: the requests it announced are orphans, those not yet returned go. */
@@ -309,7 +309,7 @@ static void orphan_children(struct cm_id *l)
 {
 	struct cm_id *id;
 
-	TAILQ_FOREACH(id, &cm.ids, next)
+	TAILQ_FOREACH(id, &cm_svc.ids, next)
 		if (id->listener == l)
 			id->listener = NULL;
 }
@@ -327,7 +327,7 @@ int droce_cm_destroy_id(struct droce_cm_id *pub)
 		droce_cm_ack_cm_event(pub->event);	/* a synchronous id's last event */
 		pub->event = NULL;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->state == CM_LISTEN)
 		listener_gone(id);
 	cm_mcast_leave_all(id);
@@ -350,7 +350,7 @@ int droce_cm_destroy_id(struct droce_cm_id *pub)
 	} else {
 		cm_id_free(id);
 	}
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return 0;
 }
 
@@ -374,10 +374,10 @@ int droce_cm_migrate_id(struct droce_cm_id *pub, struct droce_cm_event_channel *
 		droce_cm_ack_cm_event(pub->event);
 		pub->event = NULL;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	to = channel != NULL ? container_of_cm(channel, struct cm_chan, pub) : cm_chan_new(true);
 	if (to == NULL) {
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -398,7 +398,7 @@ int droce_cm_migrate_id(struct droce_cm_id *pub, struct droce_cm_event_channel *
 	if (from->priv)
 		cm_chan_free(from);
 	pub->channel = &to->pub;
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return 0;
 }
 
@@ -428,7 +428,7 @@ static bool port_taken(const struct cm_id *id, uint16_t port, bool listening)
 {
 	const struct cm_id *o;
 
-	TAILQ_FOREACH(o, &cm.ids, next) {
+	TAILQ_FOREACH(o, &cm_svc.ids, next) {
 		if (o == id || !o->bound || o->pub.ps != id->pub.ps ||
 		    sa_port(&o->pub.route.addr.src_addr) != port)
 			continue;
@@ -475,7 +475,7 @@ static int attach_device(struct cm_id *id, struct droce_device *dev, const union
 	return 0;
 }
 
-/* Bind (cm.lock held). @return 0 or an errno value. */
+/* Bind (cm_svc.lock held). @return 0 or an errno value. */
 static int bind_locked(struct cm_id *id, const struct sockaddr *addr)
 {
 	struct sockaddr *src = &id->pub.route.addr.src_addr;
@@ -526,14 +526,9 @@ int droce_cm_bind_addr(struct droce_cm_id *pub, struct sockaddr *addr)
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = bind_locked(to_cid(pub), addr);
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 /* ---- Address and route resolution ---- */
@@ -640,7 +635,7 @@ void cm_resolve_poll(struct cm_id *id)
 		 * keeps asking meanwhile, also after a resolution it gave up on). */
 		resolve_fail(id, -ETIMEDOUT);
 	} else {
-		cm_timer_arm(id, CM_T_RESOLVE, cm.cfg.resolve_poll_ms);
+		cm_timer_arm(id, CM_T_RESOLVE, cm_svc.cfg.resolve_poll_ms);
 	}
 }
 
@@ -715,9 +710,9 @@ int droce_cm_resolve_addr(struct droce_cm_id *pub, struct sockaddr *src_addr,
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = resolve_addr_locked(id, src_addr, dst_addr, timeout_ms);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	if (rc != 0) {
 		errno = rc;
 		return -1;
@@ -746,7 +741,7 @@ void cm_path_fill(struct cm_id *id)
 	p->rate_selector = 2;
 	p->packet_life_time_selector = 2;
 	p->packet_life_time = id->ack_timeout != 0 ? (uint8_t)(id->ack_timeout - 1) :
-						    cm.cfg.packet_life_time;
+						    cm_svc.cfg.packet_life_time;
 	id->pub.route.path_rec = p;
 	id->pub.route.num_paths = 1;
 }
@@ -761,16 +756,16 @@ int droce_cm_resolve_route(struct droce_cm_id *pub, int timeout_ms)
 	}
 	RTE_SET_USED(timeout_ms);	/* nothing to wait for: no subnet administrator */
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->state != CM_ADDR_RESOLVED) {
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		errno = EINVAL;
 		return -1;
 	}
 	cm_path_fill(id);
 	id->state = CM_ROUTE_RESOLVED;
 	cm_event_queue(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return id->chan->priv ? cm_sync_wait(id) : 0;
 }
 
@@ -789,7 +784,7 @@ int droce_cm_listen(struct droce_cm_id *pub, int backlog)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (id->state == CM_IDLE) {
 		memset(&any, 0, sizeof(any));
 		any.sin_family = AF_INET;
@@ -813,12 +808,7 @@ int droce_cm_listen(struct droce_cm_id *pub, int backlog)
 									    CM_DEFAULT_BACKLOG;
 		id->state = CM_LISTEN;
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 struct cm_id *cm_listener_find(uint16_t ps, uint16_t port, const struct cm_agent *a,
@@ -827,7 +817,7 @@ struct cm_id *cm_listener_find(uint16_t ps, uint16_t port, const struct cm_agent
 	struct cm_id *id, *wild = NULL;
 	union ibv_gid g;
 
-	TAILQ_FOREACH(id, &cm.ids, next) {
+	TAILQ_FOREACH(id, &cm_svc.ids, next) {
 		if (id->state != CM_LISTEN || cm_id_ps(id) != ps ||
 		    sa_port(&id->pub.route.addr.src_addr) != port)
 			continue;
@@ -902,7 +892,7 @@ int droce_cm_set_option(struct droce_cm_id *pub, int level, int optname, void *o
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	switch (optname) {
 	case RDMA_OPTION_ID_TOS:
 		if (optlen != sizeof(uint8_t))
@@ -933,12 +923,7 @@ int droce_cm_set_option(struct droce_cm_id *pub, int level, int optname, void *o
 		rc = ENOSYS;
 		break;
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 __be16 droce_cm_get_src_port(struct droce_cm_id *id)
@@ -969,13 +954,13 @@ struct droce_context **droce_cm_get_devices(int *num_devices)
 		return NULL;
 	out = calloc((size_t)n + 1, sizeof(*out));
 	if (out != NULL) {
-		pthread_mutex_lock(&cm.lock);
+		pthread_mutex_lock(&cm_svc.lock);
 		for (i = 0; i < n; i++) {
 			a = cm_agent_get(list[i]);
 			if (a != NULL)
 				out[k++] = a->ctx;
 		}
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		if (num_devices != NULL)
 			*num_devices = k;
 	} else {

@@ -89,14 +89,9 @@ int droce_cm_join_multicast(struct droce_cm_id *pub, struct sockaddr *addr, void
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = join_locked(to_cid(pub), addr, context);
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 static void leave(struct cm_id *id, struct cm_mc **link)
@@ -121,7 +116,7 @@ int droce_cm_leave_multicast(struct droce_cm_id *pub, struct sockaddr *addr)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	for (link = &id->mc; *link != NULL; link = &(*link)->next) {
 		if (memcmp((*link)->mgid.raw, mgid.raw, 16) == 0) {
 			leave(id, link);
@@ -129,12 +124,7 @@ int droce_cm_leave_multicast(struct droce_cm_id *pub, struct sockaddr *addr)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void cm_mcast_leave_all(struct cm_id *id)

@@ -5,19 +5,20 @@
  * @file
  * lib/cm internals (not installed).
  *
- * One CM per process (struct cm_global, @c cm): every id, channel, agent and timer is under
- * cm.lock, which no engine lcore ever takes. The service thread (cm_service.c) waits on the
+ * One CM per process (struct cm_global, @c cm_svc): every id, channel, agent and timer is under
+ * cm_svc.lock, which no engine lcore ever takes. The service thread (cm_service.c) waits on the
  * agents' completion channels and a wake-up eventfd, receives MADs (cm_agent.c), hands them to
  * the connection state machines (cm_conn.c for RC, cm_sidr.c for UD), fires the timers (MAD
  * retransmission, timewait, address resolution) and queues events (cm_event.c). API calls take
  * the lock, change state, send MADs and wake the thread when they armed a timer.
  *
- * Lock order: cm.lock > (verbs and engine calls: droce_modify_qp() and friends, which may wait
- * for an engine iteration; no engine lcore waits for cm.lock, so this cannot deadlock).
+ * Lock order: cm_svc.lock > (verbs and engine calls: droce_modify_qp() and friends, which may wait
+ * for an engine iteration; no engine lcore waits for cm_svc.lock, so this cannot deadlock).
  */
 #ifndef CM_PRIVATE_H
 #define CM_PRIVATE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -102,7 +103,7 @@ TAILQ_HEAD(cm_event_list, cm_event);
  * An event channel. Its eventfd is efd, written for each event and read by
  * droce_cm_get_cm_event(); pub.fd, the application's, is a duplicate of it (one open file,
  * so O_NONBLOCK set on either holds for both). Destroying the channel closes pub.fd, as
- * librdmacm closes its fd, but the channel lives on in cm.grave (efd open, nothing ever
+ * librdmacm closes its fd, but the channel lives on in cm_svc.grave (efd open, nothing ever
  * written): a thread still inside droce_cm_get_cm_event(), or entering it just after, keeps
  * waiting for an event that never comes, as a thread in read() on a closed ucma fd does,
  * instead of touching freed memory. A buried channel is freed when CM_GRAVE later channels
@@ -165,7 +166,7 @@ enum cm_timer { CM_T_NONE, CM_T_MAD, CM_T_RESOLVE, CM_T_TIMEWAIT };
 
 struct cm_id {
 	struct droce_cm_id pub;
-	TAILQ_ENTRY(cm_id) next;	/**< in cm.ids */
+	TAILQ_ENTRY(cm_id) next;	/**< in cm_svc.ids */
 	struct cm_chan *chan;
 	enum cm_state state;
 	enum cm_ib_state ib;
@@ -249,20 +250,32 @@ struct cm_global {
 	unsigned int grave_next;
 };
 
-extern struct cm_global cm;
+extern struct cm_global cm_svc;
+
+/** The end of a public call made under cm_svc.lock: release it and return 0 (@p rc 0) or -1
+ *  with errno @p rc. */
+static inline int cm_unlock_return(int rc)
+{
+	pthread_mutex_unlock(&cm_svc.lock);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
 
 /* cm_service.c */
 /** Initialise droce and start the CM and its thread, once (they last until exit). Called
- *  without cm.lock. @return 0, -errno. */
+ *  without cm_svc.lock. @return 0, -errno. */
 int cm_start(void);
 /** The CLOCK_MONOTONIC time in ms. */
 uint64_t cm_now_ms(void);
-/** Wake the service thread (a timer changed). cm.lock held or not. */
+/** Wake the service thread (a timer changed). cm_svc.lock held or not. */
 void cm_wake(void);
 /** 4.096 us * 2^@p t in ms, as Linux's cm_convert_to_ms(): 1 << max(t - 8, 0). */
 unsigned int cm_convert_ms(uint8_t t);
 /** A pseudo-random 32-bit number (PSNs, ports, comm IDs), from the CM's own generator (the
- *  application's rand() sequence is left alone). Called with cm.lock held. */
+ *  application's rand() sequence is left alone). Called with cm_svc.lock held. */
 uint32_t cm_random(void);
 /** Linux's cm_ack_timeout(): the QP timeout from a CA ACK delay and a packet life time. */
 uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time);
@@ -270,7 +283,7 @@ uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time);
 void cm_timer_arm(struct cm_id *id, enum cm_timer what, unsigned int ms);
 void cm_timer_stop(struct cm_id *id);
 
-/* cm_agent.c (cm.lock held) */
+/* cm_agent.c (cm_svc.lock held) */
 /** The agent of @p dev, set up on first use. @return it, or NULL with rte_errno-like errno. */
 struct cm_agent *cm_agent_get(struct droce_device *dev);
 /** Free every agent (the last user is gone). */
@@ -283,6 +296,13 @@ unsigned int cm_agent_poll(struct cm_agent *a);
 void cm_agent_input(struct cm_agent *a, const uint8_t *grh, uint32_t len, uint32_t src_qp);
 /** Send @p mad to @p d. @return 0, -ENOBUFS (no send slot: counted), -errno. */
 int cm_mad_send(const struct cm_dest *d, const struct droce_cm_mad *mad);
+/** Send id->mad to id->dest and arm its timer to resend it every @p ms, @p retries times
+ *  (cm_mad_retry()). */
+void cm_mad_send_tracked(struct cm_id *id, unsigned int ms, unsigned int retries);
+/** @p id's MAD timer fired. @return true when there is nothing more to do (no MAD tracked,
+ *  or id->mad resent with one retry fewer); false when the retries are spent: counted as a
+ *  timeout and the MAD dropped from tracking, for the caller to fail the id. */
+bool cm_mad_retry(struct cm_id *id);
 /** The GID index of @p gid in @p a's table, or -1. */
 int cm_agent_gid_index(const struct cm_agent *a, const union ibv_gid *gid);
 /** The agent whose device has @p gid, or NULL. */
@@ -290,7 +310,7 @@ struct cm_agent *cm_agent_by_gid(const union ibv_gid *gid);
 /** Fill a CM MAD header (method SEND, class version 2) for @p attr with @p tid. */
 void cm_mad_hdr(struct droce_cm_mad *m, uint16_t attr, uint64_t tid);
 
-/* cm_event.c (cm.lock held) */
+/* cm_event.c (cm_svc.lock held) */
 /** Queue an event for @p id (on its channel); @p pdata/@p len are copied.
  *  @return the event (param to be filled by the caller), or NULL (no memory: logged). */
 struct cm_event *cm_event_queue(struct cm_id *id, enum rdma_cm_event_type type, int status,
@@ -298,16 +318,16 @@ struct cm_event *cm_event_queue(struct cm_id *id, enum rdma_cm_event_type type, 
 /** Drop @p id's events not yet returned. */
 void cm_event_forget(struct cm_id *id);
 /** Synchronous ids: wait for the id's next event (acking the previous one) and turn its
- *  status into an errno as librdmacm does. Called without cm.lock. @return 0, -1 + errno. */
+ *  status into an errno as librdmacm does. Called without cm_svc.lock. @return 0, -1 + errno. */
 int cm_sync_wait(struct cm_id *id);
 struct cm_chan *cm_chan_new(bool priv);
 /** Free @p c now (a synchronous id's channel, or one never returned). */
 void cm_chan_free(struct cm_chan *c);
 
-/* cm_id.c (cm.lock held) */
+/* cm_id.c (cm_svc.lock held) */
 struct cm_id *cm_id_new(struct cm_chan *chan, void *context, enum rdma_port_space ps);
 void cm_id_free(struct cm_id *id);
-/** Give @p id a local communication ID (a slot in cm.by_local). @return 0, -ENOMEM. */
+/** Give @p id a local communication ID (a slot in cm_svc.by_local). @return 0, -ENOMEM. */
 int cm_id_set_local(struct cm_id *id);
 struct cm_id *cm_id_by_local(uint32_t local_id);
 /** The listener for @p ps / @p port on device @p a for destination @p dst (a GID), or NULL. */
@@ -325,7 +345,7 @@ void cm_resolve_poll(struct cm_id *id);
 /** Build the path record of @p id (its route) from its addresses and agent. */
 void cm_path_fill(struct cm_id *id);
 
-/* cm_conn.c (cm.lock held) */
+/* cm_conn.c (cm_svc.lock held) */
 void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_rep(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_rtu(struct cm_agent *a, const struct droce_cm_mad *m);
@@ -345,11 +365,11 @@ void cm_conn_abandon(struct cm_id *id);
 struct cm_id *cm_child_new(struct cm_id *l, struct cm_agent *a, const uint8_t ours[16],
 			   const uint8_t theirs[16], uint16_t their_port);
 
-/* cm_addrinfo.c (without cm.lock) */
+/* cm_addrinfo.c (without cm_svc.lock) */
 /** After droce_cm_get_request(): the QP a passive endpoint's request gets. @return 0, -1. */
 int cm_ep_request_qp(struct cm_id *l, struct cm_id *id);
 
-/* cm_sidr.c (cm.lock held) */
+/* cm_sidr.c (cm_svc.lock held) */
 void cm_rx_sidr_req(struct cm_agent *a, const struct cm_dest *from, const struct droce_cm_mad *m);
 void cm_rx_sidr_rep(struct cm_agent *a, const struct droce_cm_mad *m);
 int cm_sidr_connect(struct cm_id *id, const struct rdma_conn_param *p);
@@ -357,11 +377,15 @@ int cm_sidr_answer(struct cm_id *id, const struct rdma_conn_param *p, bool accep
 		   const void *pdata, uint8_t len);
 void cm_sidr_timeout(struct cm_id *id);
 
-/* cm_mcast.c (cm.lock held) */
+/* cm_mcast.c (cm_svc.lock held) */
 /** Leave every group @p id joined (its QP detached). */
 void cm_mcast_leave_all(struct cm_id *id);
 
-/* cm_qp.c (cm.lock held) */
+/* cm_qp.c (cm_svc.lock held) */
+/** Where the peer's CM is (id->dest), for an id whose route is set. */
+void cm_dest_from_path(struct cm_id *id);
+/** The address vector to the peer over @p id's route (GRH, port 1). */
+void cm_ah_from_path(const struct cm_id *id, struct ibv_ah_attr *ah);
 /** Move the id's QP to @p state with the connection's attributes. @return 0, errno. */
 int cm_qp_to(struct cm_id *id, enum ibv_qp_state state);
 /** The attributes for @p state (droce_cm_init_qp_attr()). @return 0, EINVAL. */

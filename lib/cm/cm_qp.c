@@ -37,6 +37,27 @@ static bool rc_ready(const struct cm_id *id, enum ibv_qp_state state)
 	}
 }
 
+void cm_dest_from_path(struct cm_id *id)
+{
+	id->dest.agent = id->agent;
+	id->dest.dgid = id->path.dgid;
+	id->dest.sgid_index = id->sgid_index;
+	id->dest.traffic_class = id->path.traffic_class;
+	id->dest.flow_label = ntohl(id->path.flow_label);
+	id->dest.qpn = DROCE_GSI_QPN;
+}
+
+void cm_ah_from_path(const struct cm_id *id, struct ibv_ah_attr *ah)
+{
+	ah->is_global = 1;
+	ah->port_num = 1;
+	ah->grh.dgid = id->path.dgid;
+	ah->grh.sgid_index = id->sgid_index;
+	ah->grh.hop_limit = id->path.hop_limit;
+	ah->grh.traffic_class = id->path.traffic_class;
+	ah->grh.flow_label = ntohl(id->path.flow_label);
+}
+
 int cm_qp_attr(struct cm_id *id, enum ibv_qp_state state, struct ibv_qp_attr *a, int *mask)
 {
 	bool ud = id->pub.qp_type == IBV_QPT_UD;
@@ -67,13 +88,7 @@ int cm_qp_attr(struct cm_id *id, enum ibv_qp_state state, struct ibv_qp_attr *a,
 	case IBV_QPS_RTR:
 		if (ud)
 			return 0;
-		a->ah_attr.is_global = 1;
-		a->ah_attr.port_num = 1;
-		a->ah_attr.grh.dgid = id->path.dgid;
-		a->ah_attr.grh.sgid_index = id->sgid_index;
-		a->ah_attr.grh.hop_limit = id->path.hop_limit;
-		a->ah_attr.grh.traffic_class = id->path.traffic_class;
-		a->ah_attr.grh.flow_label = ntohl(id->path.flow_label);
+		cm_ah_from_path(id, &a->ah_attr);
 		a->path_mtu = id->mtu;
 		a->dest_qp_num = id->remote_qpn;
 		a->rq_psn = id->rq_psn;
@@ -118,17 +133,17 @@ int cm_qp_to(struct cm_id *id, enum ibv_qp_state state)
 
 /* droce_destroy_qp() of a QP an id holds, in the destroying thread: as with librdmacm, an
  * application may destroy an id's QP with ibv_destroy_qp() and keep the id (perftest does,
- * then disconnects). The ids forget it under cm.lock, so the service thread, which moves an
+ * then disconnects). The ids forget it under cm_svc.lock, so the service thread, which moves an
  * id's QP on a REP, REJ or timeout under the same lock, never touches a freed QP. */
 static void qp_released(struct droce_qp *qp)
 {
 	struct cm_id *id;
 
-	pthread_mutex_lock(&cm.lock);
-	TAILQ_FOREACH(id, &cm.ids, next)
+	pthread_mutex_lock(&cm_svc.lock);
+	TAILQ_FOREACH(id, &cm_svc.ids, next)
 		if (id->pub.qp == qp)
 			id->pub.qp = NULL;
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 }
 
 void cm_qp_hold(struct cm_id *id, struct droce_qp *qp)
@@ -145,10 +160,10 @@ void cm_qp_drop(struct cm_id *id, bool destroy)
 	if (qp == NULL)
 		return;
 	id->pub.qp = NULL;
-	TAILQ_FOREACH(other, &cm.ids, next)
+	TAILQ_FOREACH(other, &cm_svc.ids, next)
 		if (other->pub.qp == qp)
 			return;	/* still held (and never destroyed here: another id's) */
-	/* Cleared before destroying: qp_released() would wait for cm.lock, held here. */
+	/* Cleared before destroying: qp_released() would wait for cm_svc.lock, held here. */
 	verbs_qp_set_release(qp, NULL);
 	if (destroy && droce_destroy_qp(qp) != 0)
 		CM_LOG(WARNING, "QP %u not destroyed", qp->qp_num);
@@ -260,14 +275,9 @@ int droce_cm_create_qp(struct droce_cm_id *pub, struct droce_pd *pd,
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = create_qp_locked(to_cid(pub), pd, attr);
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
@@ -280,7 +290,7 @@ int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
 		return -1;
 	}
 	id = to_cid(pub);
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	if (qp == NULL) {
 		cm_qp_drop(id, false);
 	} else if (pub->qp != NULL || pub->verbs == NULL ||
@@ -292,23 +302,18 @@ int droce_cm_set_qp(struct droce_cm_id *pub, struct droce_qp *qp)
 		if (rc != 0)
 			cm_qp_drop(id, false);
 	}
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }
 
 void droce_cm_destroy_qp(struct droce_cm_id *pub)
 {
 	if (pub == NULL)
 		return;
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	cm_mcast_leave_all(to_cid(pub));	/* a QP in a group cannot be destroyed */
 	cm_qp_drop(to_cid(pub), true);
 	destroy_cqs(pub);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 }
 
 int droce_cm_init_qp_attr(struct droce_cm_id *pub, struct ibv_qp_attr *attr, int *mask)
@@ -319,12 +324,7 @@ int droce_cm_init_qp_attr(struct droce_cm_id *pub, struct ibv_qp_attr *attr, int
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
 	rc = cm_qp_attr(to_cid(pub), attr->qp_state, attr, mask);
-	pthread_mutex_unlock(&cm.lock);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return cm_unlock_return(rc);
 }

@@ -7,7 +7,7 @@
  * service thread.
  *
  * The service thread sleeps in epoll_wait() on the agents' completion channels and an
- * eventfd that API calls write when they armed or moved a timer. Each round, under cm.lock, it
+ * eventfd that API calls write when they armed or moved a timer. Each round, under cm_svc.lock, it
  * polls every agent's CQ (MADs in, sends done), fires the ids' timers that are due, re-arms
  * the CQs (then polls once more: a completion between the poll and the arm would raise no
  * event) and computes how long it may sleep. With an inline engine nobody may be driving the
@@ -32,7 +32,7 @@
 
 RTE_LOG_REGISTER(cm_logtype, droce.cm, NOTICE);
 
-struct cm_global cm = {
+struct cm_global cm_svc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
 	.wakefd = -1,
@@ -54,7 +54,7 @@ unsigned int cm_convert_ms(uint8_t t)
 uint32_t cm_random(void)
 {
 	/* splitmix64 */
-	uint64_t z = (cm.rand_state += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (cm_svc.rand_state += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -79,7 +79,7 @@ void cm_wake(void)
 {
 	uint64_t one = 1;
 
-	if (cm.wakefd >= 0 && write(cm.wakefd, &one, sizeof(one)) != sizeof(one))
+	if (cm_svc.wakefd >= 0 && write(cm_svc.wakefd, &one, sizeof(one)) != sizeof(one))
 		CM_LOG(DEBUG, "wake-up eventfd full");	/* already readable: the thread wakes */
 }
 
@@ -173,12 +173,12 @@ static uint64_t run_timers(uint64_t now)
 	uint64_t next = UINT64_MAX;
 	struct cm_id *id, *nx;
 
-	for (id = TAILQ_FIRST(&cm.ids); id != NULL; id = nx) {
+	for (id = TAILQ_FIRST(&cm_svc.ids); id != NULL; id = nx) {
 		nx = TAILQ_NEXT(id, next);
 		if (id->timer != CM_T_NONE && id->deadline <= now)
 			fire(id);	/* may free id, never another */
 	}
-	TAILQ_FOREACH(id, &cm.ids, next)
+	TAILQ_FOREACH(id, &cm_svc.ids, next)
 		if (id->timer != CM_T_NONE && id->deadline < next)
 			next = id->deadline;
 	return next;
@@ -188,12 +188,12 @@ static unsigned int poll_agents(bool arm)
 {
 	unsigned int i, work = 0;
 
-	for (i = 0; i < RTE_DIM(cm.agent); i++) {
-		if (cm.agent[i] == NULL)
+	for (i = 0; i < RTE_DIM(cm_svc.agent); i++) {
+		if (cm_svc.agent[i] == NULL)
 			continue;
 		if (arm)
-			droce_req_notify_cq(cm.agent[i]->cq, 0);
-		work += cm_agent_poll(cm.agent[i]);
+			droce_req_notify_cq(cm_svc.agent[i]->cq, 0);
+		work += cm_agent_poll(cm_svc.agent[i]);
 	}
 	return work;
 }
@@ -204,17 +204,17 @@ static void drive_engine(void)
 	struct droce_context *ctx = NULL;
 	unsigned int i, n;
 
-	pthread_mutex_lock(&cm.lock);
-	for (i = 0; i < RTE_DIM(cm.agent) && ctx == NULL; i++)
-		if (cm.agent[i] != NULL)
-			ctx = cm.agent[i]->ctx;
+	pthread_mutex_lock(&cm_svc.lock);
+	for (i = 0; i < RTE_DIM(cm_svc.agent) && ctx == NULL; i++)
+		if (cm_svc.agent[i] != NULL)
+			ctx = cm_svc.agent[i]->ctx;
 	if (ctx == NULL) {
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		return;
 	}
 	/* Agents (and their contexts) live until exit, which joins this thread first: the
 	 * context stays valid without the lock. */
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	for (n = 0; n < 256 && droce_engine_poll(ctx) > 0; n++)
 		;
 }
@@ -244,11 +244,11 @@ static void *service_main(void *arg)
 
 	RTE_SET_USED(arg);
 	for (;;) {
-		if (cm.inline_engine)
+		if (cm_svc.inline_engine)
 			drive_engine();
-		pthread_mutex_lock(&cm.lock);
-		if (cm.stop) {
-			pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_lock(&cm_svc.lock);
+		if (cm_svc.stop) {
+			pthread_mutex_unlock(&cm_svc.lock);
 			break;
 		}
 		poll_agents(false);
@@ -256,17 +256,17 @@ static void *service_main(void *arg)
 		next = run_timers(now);
 		if (poll_agents(true) != 0)
 			next = now;	/* work arrived while arming: go round again */
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		if (next == UINT64_MAX)
 			wait = -1;
 		else
 			wait = next <= now ? 0 : (int)RTE_MIN(next - now, UINT64_C(60000));
-		if (cm.inline_engine && (wait < 0 || wait > (int)cm.cfg.inline_tick_ms))
-			wait = (int)cm.cfg.inline_tick_ms;
-		n = epoll_wait(cm.epfd, ev, RTE_DIM(ev), wait);
+		if (cm_svc.inline_engine && (wait < 0 || wait > (int)cm_svc.cfg.inline_tick_ms))
+			wait = (int)cm_svc.cfg.inline_tick_ms;
+		n = epoll_wait(cm_svc.epfd, ev, RTE_DIM(ev), wait);
 		for (i = 0; i < n; i++) {
 			if (ev[i].data.ptr == NULL)
-				drain(cm.wakefd);
+				drain(cm_svc.wakefd);
 			else
 				take_cq_event(ev[i].data.ptr);
 		}
@@ -286,31 +286,32 @@ static int start_locked(void)
 	if (list == NULL)
 		return -EIO;
 	droce_free_device_list(list);
-	rc = config_load(&cm.cfg);
+	rc = config_load(&cm_svc.cfg);
 	if (rc != 0)
 		return rc;
-	TAILQ_INIT(&cm.ids);
+	TAILQ_INIT(&cm_svc.ids);
 	/* Seeded per process: two processes start at different comm IDs, PSNs and ports. */
-	cm.rand_state = rte_get_tsc_cycles() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&cm;
-	cm.gen = cm_random();
-	cm.sidr_next = cm_random();
-	cm.inline_engine = droce_engine_is_inline();
-	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
-	cm.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cm.epfd < 0 || cm.wakefd < 0 || epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) != 0)
+	cm_svc.rand_state = rte_get_tsc_cycles() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&cm_svc;
+	cm_svc.gen = cm_random();
+	cm_svc.sidr_next = cm_random();
+	cm_svc.inline_engine = droce_engine_is_inline();
+	cm_svc.epfd = epoll_create1(EPOLL_CLOEXEC);
+	cm_svc.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cm_svc.epfd < 0 || cm_svc.wakefd < 0 ||
+	    epoll_ctl(cm_svc.epfd, EPOLL_CTL_ADD, cm_svc.wakefd, &ev) != 0)
 		goto fail;
-	cm.stop = false;
-	if (verbs_thread_create(&cm.thread, service_main, NULL) != 0)
+	cm_svc.stop = false;
+	if (verbs_thread_create(&cm_svc.thread, service_main, NULL) != 0)
 		goto fail;
-	cm.running = true;
+	cm_svc.running = true;
 	return 0;
 fail:
 	rc = errno == EMFILE || errno == ENFILE ? -EMFILE : -ENOMEM;
-	if (cm.epfd >= 0)
-		close(cm.epfd);
-	if (cm.wakefd >= 0)
-		close(cm.wakefd);
-	cm.epfd = cm.wakefd = -1;
+	if (cm_svc.epfd >= 0)
+		close(cm_svc.epfd);
+	if (cm_svc.wakefd >= 0)
+		close(cm_svc.wakefd);
+	cm_svc.epfd = cm_svc.wakefd = -1;
 	return rc;
 }
 
@@ -318,10 +319,10 @@ int cm_start(void)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&cm.lock);
-	if (!cm.running)
+	pthread_mutex_lock(&cm_svc.lock);
+	if (!cm_svc.running)
 		rc = start_locked();
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return rc;
 }
 
@@ -333,8 +334,8 @@ static bool sends_pending(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < RTE_DIM(cm.agent); i++)
-		if (cm.agent[i] != NULL && cm.agent[i]->n_send_free != CM_SEND_SLOTS)
+	for (i = 0; i < RTE_DIM(cm_svc.agent); i++)
+		if (cm_svc.agent[i] != NULL && cm_svc.agent[i]->n_send_free != CM_SEND_SLOTS)
 			return true;
 	return false;
 }
@@ -345,10 +346,10 @@ static void flush_sends(void)
 	bool pending = true;
 
 	while (pending && cm_now_ms() < end) {
-		pthread_mutex_lock(&cm.lock);
+		pthread_mutex_lock(&cm_svc.lock);
 		poll_agents(false);
 		pending = sends_pending();
-		pthread_mutex_unlock(&cm.lock);
+		pthread_mutex_unlock(&cm_svc.lock);
 		if (pending) {
 			cm_wake();
 			usleep(500);	/* the thread drives an inline engine */
@@ -368,27 +369,27 @@ static void __attribute__((destructor)) cm_fini(void)
 {
 	struct cm_id *id;
 
-	pthread_mutex_lock(&cm.lock);
-	if (!cm.running) {
-		pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_lock(&cm_svc.lock);
+	if (!cm_svc.running) {
+		pthread_mutex_unlock(&cm_svc.lock);
 		return;
 	}
-	TAILQ_FOREACH(id, &cm.ids, next)
+	TAILQ_FOREACH(id, &cm_svc.ids, next)
 		cm_conn_abandon(id);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	flush_sends();
-	pthread_mutex_lock(&cm.lock);
-	cm.stop = true;
+	pthread_mutex_lock(&cm_svc.lock);
+	cm_svc.stop = true;
 	cm_wake();
-	pthread_mutex_unlock(&cm.lock);
-	pthread_join(cm.thread, NULL);
-	pthread_mutex_lock(&cm.lock);
-	cm.running = false;
-	while ((id = TAILQ_FIRST(&cm.ids)) != NULL)
+	pthread_mutex_unlock(&cm_svc.lock);
+	pthread_join(cm_svc.thread, NULL);
+	pthread_mutex_lock(&cm_svc.lock);
+	cm_svc.running = false;
+	while ((id = TAILQ_FIRST(&cm_svc.ids)) != NULL)
 		cm_id_free(id);
 	cm_agents_free();
-	close(cm.epfd);
-	close(cm.wakefd);
-	cm.epfd = cm.wakefd = -1;
-	pthread_mutex_unlock(&cm.lock);
+	close(cm_svc.epfd);
+	close(cm_svc.wakefd);
+	cm_svc.epfd = cm_svc.wakefd = -1;
+	pthread_mutex_unlock(&cm_svc.lock);
 }

@@ -64,19 +64,10 @@ int cm_sidr_connect(struct cm_id *id, const struct rdma_conn_param *p)
 	droce_cma_hdr_build(&h, r->private_data);
 	if (p != NULL && p->private_data_len != 0)
 		memcpy(r->private_data + DROCE_CMA_HDR_LEN, p->private_data, p->private_data_len);
-	id->dest.agent = id->agent;
-	id->dest.dgid = id->path.dgid;
-	id->dest.sgid_index = id->sgid_index;
-	id->dest.traffic_class = id->path.traffic_class;
-	id->dest.flow_label = ntohl(id->path.flow_label);
-	id->dest.qpn = DROCE_GSI_QPN;
+	cm_dest_from_path(id);
 	id->ib = IB_SIDR_REQ_SENT;
 	id->state = CM_CONNECT;
-	id->mad_valid = true;
-	id->retries = cm.cfg.max_retries;
-	id->timeout_ms = cm_convert_ms(cm.cfg.response_timeout);
-	cm_mad_send(&id->dest, &id->mad);
-	cm_timer_arm(id, CM_T_MAD, id->timeout_ms);
+	cm_mad_send_tracked(id, cm_convert_ms(cm_svc.cfg.response_timeout), cm_svc.cfg.max_retries);
 	return 0;
 }
 
@@ -85,7 +76,7 @@ static struct cm_id *pending(uint32_t request_id, const union ibv_gid *from)
 {
 	struct cm_id *id;
 
-	TAILQ_FOREACH(id, &cm.ids, next)
+	TAILQ_FOREACH(id, &cm_svc.ids, next)
 		if (id->ib == IB_SIDR_REQ_RCVD && id->sidr_request_id == request_id &&
 		    memcmp(id->dest.dgid.raw, from->raw, 16) == 0)
 			return id;
@@ -206,30 +197,15 @@ void cm_rx_sidr_rep(struct cm_agent *a, const struct droce_cm_mad *m)
 	if (e == NULL)
 		return;
 	ud = &e->pub.param.ud;
-	ud->ah_attr.is_global = 1;
-	ud->ah_attr.port_num = 1;
-	ud->ah_attr.grh.dgid = id->path.dgid;
-	ud->ah_attr.grh.sgid_index = id->sgid_index;
-	ud->ah_attr.grh.hop_limit = id->path.hop_limit;
-	ud->ah_attr.grh.traffic_class = id->path.traffic_class;
-	ud->ah_attr.grh.flow_label = ntohl(id->path.flow_label);
+	cm_ah_from_path(id, &ud->ah_attr);
 	ud->qp_num = r->qpn;
 	ud->qkey = r->qkey;
 }
 
 void cm_sidr_timeout(struct cm_id *id)
 {
-	if (!id->mad_valid)
+	if (cm_mad_retry(id))
 		return;
-	if (id->retries > 0) {
-		id->retries--;
-		id->agent->cnt.tx_retries++;
-		cm_mad_send(&id->dest, &id->mad);
-		cm_timer_arm(id, CM_T_MAD, id->timeout_ms);
-		return;
-	}
-	id->agent->cnt.timeouts++;
-	id->mad_valid = false;
 	id->ib = IB_IDLE;
 	id->state = CM_DISCONNECT;
 	cm_event_queue(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0);

@@ -5,7 +5,7 @@
  * The CM through DPDK telemetry (doc/observability.md, doc/cm.md): the ids (the first 128, in
  * creation order, keyed 0, 1, ...) with their states, addresses and communication IDs
  * (/droce/cm_ids), and a device's CM counters
- * (/droce/cm_counters,DEVICE). The callbacks run on DPDK's telemetry thread under cm.lock.
+ * (/droce/cm_counters,DEVICE). The callbacks run on DPDK's telemetry thread under cm_svc.lock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,12 +83,12 @@ static int tel_ids(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&cm.lock);
-	if (cm.running)
-		TAILQ_FOREACH(id, &cm.ids, next)
+	pthread_mutex_lock(&cm_svc.lock);
+	if (cm_svc.running)
+		TAILQ_FOREACH(id, &cm_svc.ids, next)
 			if (n < 128)	/* the reply stays under DPDK's 16 KiB */
 				put_id(d, id, n++);
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	return 0;
 }
 
@@ -127,13 +127,13 @@ static int tel_counters(const char *cmd, const char *params, struct rte_tel_data
 	RTE_SET_USED(cmd);
 	if (dev == NULL)
 		return -EINVAL;
-	pthread_mutex_lock(&cm.lock);
-	a = cm.running ? cm.agent[verbs_device_index(dev)] : NULL;
+	pthread_mutex_lock(&cm_svc.lock);
+	a = cm_svc.running ? cm_svc.agent[verbs_device_index(dev)] : NULL;
 	if (a != NULL)
 		c = a->cnt;
 	else
 		memset(&c, 0, sizeof(c));
-	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm_svc.lock);
 	rte_tel_data_start_dict(d);
 	for (i = 0; droce_cm_counter_name(i) != NULL; i++)
 		rte_tel_data_add_dict_u64(d, droce_cm_counter_name(i), v[i]);

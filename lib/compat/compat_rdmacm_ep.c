@@ -22,50 +22,45 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	droce_cm_freeaddrinfo(res);
 }
 
+/* droce_cm_create_ep() makes the id: bound (passive) or resolved (active), with no QP; the
+ * QP here is the libibverbs drop-in's, made on the application's struct ibv_pd. */
 int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
 		   struct ibv_qp_init_attr *qp_init_attr)
 {
-	struct rdma_cm_id *cid;
+	struct droce_cm_id *d;
 	struct rcm_id *w;
-	int rc;
+	int err;
 
 	if (id == NULL || res == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
+	if (droce_cm_create_ep(&d, res, NULL, NULL) != 0)
 		return -1;
-	w = to_rid(cid);
-	w->d->qp_type = (enum ibv_qp_type)res->ai_qp_type;
-	cid->qp_type = w->d->qp_type;
+	w = rcm_id_new(d, NULL, NULL);
+	if (w == NULL)
+		return -1;
+	rcm_id_event_sync(w);
 	if (res->ai_flags & RAI_PASSIVE) {
-		rc = res->ai_src_addr != NULL ? rdma_bind_addr(cid, res->ai_src_addr) :
-						(errno = EINVAL, -1);
-		if (rc == 0 && pd != NULL)
-			cid->pd = pd;
-		if (rc == 0 && qp_init_attr != NULL) {
+		if (pd != NULL)
+			w->pub.pd = pd;
+		if (qp_init_attr != NULL) {
 			/* Each request's QP: made by rdma_get_request(). */
 			w->ep_attr = *qp_init_attr;
-			w->ep_attr.qp_type = cid->qp_type;
+			w->ep_attr.qp_type = w->pub.qp_type;
 			w->ep_pd = pd;
 			w->ep_qp = true;
 		}
-	} else {
-		rc = rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000);
-		if (rc == 0)
-			rc = rdma_resolve_route(cid, 2000);
-		if (rc == 0 && qp_init_attr != NULL) {
-			qp_init_attr->qp_type = cid->qp_type;
-			rc = rdma_create_qp(cid, pd, qp_init_attr);
+	} else if (qp_init_attr != NULL) {
+		qp_init_attr->qp_type = w->pub.qp_type;
+		if (rdma_create_qp(&w->pub, pd, qp_init_attr) != 0) {
+			err = errno;	/* the id has no QP nor SRQ: only the id goes */
+			rdma_destroy_id(&w->pub);
+			errno = err;
+			return -1;
 		}
 	}
-	if (rc != 0) {
-		rc = errno;
-		rdma_destroy_ep(cid);
-		errno = rc;
-		return -1;
-	}
-	*id = cid;
+	*id = &w->pub;
 	return 0;
 }
 

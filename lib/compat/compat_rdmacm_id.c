@@ -137,19 +137,12 @@ struct rcm_id *rcm_id_of(struct droce_cm_id *d)
 	return w;
 }
 
-int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		   enum rdma_port_space ps)
+struct rcm_id *rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
+			  void *context)
 {
 	struct rcm_chan *own = NULL;
-	struct droce_cm_id *d;
 	struct rcm_id *w;
 
-	if (id == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (droce_cm_create_id(channel != NULL ? to_rchan(channel)->d : NULL, &d, NULL, ps) != 0)
-		return -1;
 	if (channel == NULL) {
 		own = calloc(1, sizeof(*own));
 		if (own == NULL)
@@ -161,13 +154,31 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	if (w == NULL)
 		goto nomem;
 	w->pub.channel = own != NULL ? &own->pub : channel;
-	*id = &w->pub;
-	return 0;
+	return w;
 nomem:
 	free(own);
 	droce_cm_destroy_id(d);
 	errno = ENOMEM;
-	return -1;
+	return NULL;
+}
+
+int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		   enum rdma_port_space ps)
+{
+	struct droce_cm_id *d;
+	struct rcm_id *w;
+
+	if (id == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (droce_cm_create_id(channel != NULL ? to_rchan(channel)->d : NULL, &d, NULL, ps) != 0)
+		return -1;
+	w = rcm_id_new(d, channel, context);
+	if (w == NULL)
+		return -1;
+	*id = &w->pub;
+	return 0;
 }
 
 void rcm_id_event_sync(struct rcm_id *w)

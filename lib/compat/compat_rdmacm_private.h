@@ -78,6 +78,11 @@ struct droce_qp *rcm_droce_qp(struct ibv_qp *qp);
 /* compat_rdmacm_id.c */
 /** Copy what droce's id says into the application's (addresses, route, device, port). */
 void rcm_id_sync(struct rcm_id *w);
+/** A new wrapper for droce id @p d, created by this library, on @p channel (NULL: a
+ *  synchronous id, given a channel of its own). @return it, or NULL with errno ENOMEM and
+ *  @p d destroyed. */
+struct rcm_id *rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
+			  void *context);
 /** The wrapper of droce id @p d, made (for a request's new id) when it has none. */
 struct rcm_id *rcm_id_of(struct droce_cm_id *d);
 /** Synchronous ids: mirror droce's id->event into the application's, after a call that may

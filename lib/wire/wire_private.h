@@ -12,7 +12,7 @@
 /*
  * ISA-L's CRC-32 state after the 8 bytes of 0xFF that open every ICRC computation (they stand
  * for the masked LRH): crc32_gzip_refl(0, ff x 8, 8). Chaining from it skips hashing them.
- * test_wire_fastpath checks the value.
+ * wire_fastpath_test.c checks the value.
  */
 #define DROCE_ICRC_LRH_STATE 0x2144df1cu
 

@@ -31,10 +31,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <rte_malloc.h>
-#include <rte_mempool.h>
-
 #include "cm_test.h"
+#include "usage.h"
 
 #define WARMUP 20
 
@@ -194,23 +192,14 @@ static size_t live_blocks(void)
 #endif
 
 struct usage {
-	size_t mbufs, rte_heap, c_bytes, c_blocks;
+	struct test_usage dpdk;
+	size_t c_bytes, c_blocks;
 };
 
 static struct usage usage(void)
 {
-	struct rte_mempool *mp = rte_mempool_lookup("drc_pool0");
-	struct rte_malloc_socket_stats st;
-	struct usage u = { 0, 0, 0, 0 };
-	unsigned int s;
+	struct usage u = { test_usage_now(), live_bytes(), live_blocks() };
 
-	CHECK(mp != NULL);
-	u.mbufs = rte_mempool_in_use_count(mp);
-	for (s = 0; s < RTE_MAX_NUMA_NODES; s++)
-		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
-			u.rte_heap += st.heap_allocsz_bytes;
-	u.c_bytes = live_bytes();
-	u.c_blocks = live_blocks();
 	return u;
 }
 
@@ -289,7 +278,7 @@ int main(int argc, char **argv)
 	struct droce_cm_event_channel *ch;
 	struct droce_cm_counters c0;
 	struct droce_cm_id *lis;
-	struct usage before = { 0, 0, 0, 0 }, after;
+	struct usage before = { { 0, 0 }, 0, 0 }, after;
 	int i, n = argc > 2 ? atoi(argv[2]) : 1000;
 
 	CHECK(argc >= 2 && n > WARMUP);
@@ -310,9 +299,10 @@ int main(int argc, char **argv)
 	after = usage();
 	printf("malloc'd bytes %zu -> %zu (blocks %zu -> %zu), DPDK heap %zu -> %zu, "
 	       "mbufs in use %zu -> %zu\n", before.c_bytes, after.c_bytes, before.c_blocks,
-	       after.c_blocks, before.rte_heap, after.rte_heap, before.mbufs, after.mbufs);
-	CHECK_EQ(after.rte_heap, before.rte_heap);
-	CHECK_EQ(after.mbufs, before.mbufs);
+	       after.c_blocks, before.dpdk.rte_heap, after.dpdk.rte_heap, before.dpdk.mbufs,
+	       after.dpdk.mbufs);
+	CHECK_EQ(after.dpdk.rte_heap, before.dpdk.rte_heap);
+	CHECK_EQ(after.dpdk.mbufs, before.dpdk.mbufs);
 	CHECK_EQ(after.c_bytes, before.c_bytes);
 	CHECK_EQ(after.c_blocks, before.c_blocks);
 	CHECK_EQ(droce_cm_query_counters(cmt_drive_ctx, &c0), 0);	/* droce0: the active side */

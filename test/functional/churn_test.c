@@ -16,30 +16,20 @@
  */
 #include <malloc.h>
 
-#include <rte_malloc.h>
-#include <rte_mempool.h>
-
 #include "fn.h"
+#include "usage.h"
 
 enum { LEN = 8192, WARMUP = 100 };
 
 struct usage {
-	size_t mbufs, rte_heap, c_heap;
+	struct test_usage dpdk;
+	size_t c_heap;
 };
 
 static struct usage usage(void)
 {
-	struct rte_mempool *mp = rte_mempool_lookup("drc_pool0");
-	struct rte_malloc_socket_stats st;
-	struct usage u = { 0, 0, 0 };
-	unsigned int s;
+	struct usage u = { test_usage_now(), mallinfo2().uordblks };
 
-	CHECK(mp != NULL);
-	u.mbufs = rte_mempool_in_use_count(mp);
-	for (s = 0; s < RTE_MAX_NUMA_NODES; s++)
-		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
-			u.rte_heap += st.heap_allocsz_bytes;
-	u.c_heap = mallinfo2().uordblks;
 	return u;
 }
 
@@ -139,10 +129,10 @@ int main(int argc, char **argv)
 	fn_run(0.01);
 	u1 = usage();
 	printf("after %u cycles: mbufs in use %zu -> %zu, rte_malloc %zu -> %zu bytes, "
-	       "malloc %zu -> %zu bytes\n", n, u0.mbufs, u1.mbufs, u0.rte_heap, u1.rte_heap,
-	       u0.c_heap, u1.c_heap);
-	CHECK_EQ(u1.mbufs, u0.mbufs);
-	CHECK_EQ(u1.rte_heap, u0.rte_heap);
+	       "malloc %zu -> %zu bytes\n", n, u0.dpdk.mbufs, u1.dpdk.mbufs, u0.dpdk.rte_heap,
+	       u1.dpdk.rte_heap, u0.c_heap, u1.c_heap);
+	CHECK_EQ(u1.dpdk.mbufs, u0.dpdk.mbufs);
+	CHECK_EQ(u1.dpdk.rte_heap, u0.dpdk.rte_heap);
 	CHECK(u1.c_heap <= u0.c_heap + 65536);	/* the C library's own caches, not per cycle */
 	fn_close();
 	printf("churn (%s): %u cycles ok\n", argv[1], n);

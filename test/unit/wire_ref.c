@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The reference for test_wire_fastpath: droce's wire code exactly as it was before the fast
+ * The reference for wire_fastpath_test.c: droce's wire code exactly as it was before the fast
  * paths (commit abae04d: lib/wire/wire_icrc.c, wire_parse.c, wire_build.c, unchanged but for
  * the function names, which the macros below prefix with ref_). Every check and drop reason of
  * the fast paths is judged against this, so do not "fix" or optimise it.

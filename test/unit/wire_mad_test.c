@@ -22,7 +22,7 @@
  *   crash, and whatever parses builds and parses back to the same;
  * - the CMA header (IPv4, IPv6, bad versions) and the rdma_cm service IDs.
  *
- * usage: test_wire_wire_mad DIR  (DIR holds rping_cm.pcap and rping_cm_big.pcap)
+ * usage: unit_wire_mad_test DIR  (DIR holds rping_cm.pcap and rping_cm_big.pcap)
  */
 
 #include <stdbool.h>
@@ -1281,11 +1281,11 @@ int main(int argc, char **argv)
 		test_capture(argv[1], &expects[i]);
 	if (num_seeds == 0) {
 		fprintf(stderr, "no MAD in the captures of %s\n", argv[1]);
-		return test_done("test_wire_mad") | 1;
+		return test_done("wire_mad_test") | 1;
 	}
 	test_reasons();
 	test_mutation(1000000);
 	test_cma_hdr();
 	test_service_ids();
-	return test_done("test_wire_mad");
+	return test_done("wire_mad_test");
 }

@@ -372,5 +372,5 @@ int main(void)
 	test_build_errors();
 	test_reasons();
 	test_truncation_and_mutation();
-	return test_done("test_wire_frame");
+	return test_done("wire_frame_test");
 }

@@ -261,5 +261,5 @@ int main(int argc, char **argv)
 		rte_mempool_free(mp);
 	}
 	rte_eal_cleanup();
-	return test_done("test_wire_icrc");
+	return test_done("wire_icrc_test");
 }

@@ -35,5 +35,5 @@ int main(void)
 	for (uint32_t a = 0xffff00; a != 0x100; a = droce_psn_add(a, 1))
 		for (uint32_t n = 1; n < 0x800000; n = n * 3 + 1)
 			EXPECT(droce_psn_diff(droce_psn_add(a, n), a) == (int32_t)n, "a=%x n=%x", a, n);
-	return test_done("test_wire_psn");
+	return test_done("wire_psn_test");
 }

@@ -437,5 +437,5 @@ int main(int argc, char **argv)
 	rte_mempool_free(mp);
 	rte_mempool_free(jumbo);
 	rte_eal_cleanup();
-	return test_done("test_wire_fastpath");
+	return test_done("wire_fastpath_test");
 }

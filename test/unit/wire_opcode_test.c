@@ -109,5 +109,5 @@ int main(void)
 	EXPECT_EQ(droce_opcode_transport(DROCE_OP_UC_SEND_FIRST), DROCE_TRANSPORT_UC, "UC");
 	EXPECT_EQ(droce_opcode_transport(DROCE_OP_UD_SEND_ONLY), DROCE_TRANSPORT_UD, "UD");
 	EXPECT_EQ(droce_opcode_transport(DROCE_OP_CNP), DROCE_TRANSPORT_CNP, "CNP");
-	return test_done("test_wire_opcode");
+	return test_done("wire_opcode_test");
 }
