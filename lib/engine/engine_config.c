@@ -2,7 +2,9 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The [engine] section of the configuration (verbs keeps it as key = value pairs):
+ * The [engine] section of the configuration (verbs keeps it as key = value pairs, checked
+ * against the key table, verbs_config.h, which holds each key's default and range;
+ * doc/configuration.md is its reference):
  *
  *   lcores = [auto | LIST]   engine lcores: empty = inline (droce_engine_poll()); auto = the
  *                            first EAL worker lcore, inline if there is none; LIST = worker
@@ -54,20 +56,7 @@
 #include <rte_lcore.h>
 
 #include "engine_private.h"
-
-static int parse_uint(const char *v, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long x;
-
-	if (v[0] == '\0')
-		return 0;	/* empty: keep the default */
-	x = strtoul(v, &end, 0);
-	if (end == v || *end != '\0' || x > max)
-		return -EINVAL;
-	*out = (unsigned int)x;
-	return 0;
-}
+#include "verbs_config.h"
 
 static int add_lcore(struct engine_config *c, unsigned long id)
 {
@@ -130,73 +119,41 @@ static int parse_lcores(struct engine_config *c, const char *v)
 	return parse_lcore_list(c, v);
 }
 
-static int parse_key(struct engine_config *c, const char *k, const char *v)
+/* The keys the table (verbs_config.h) types as numbers, and where they go. */
+#define ENGINE_UINT_KEYS(X) \
+	X(mbufs) X(mbuf_size) X(rxd) X(txd) X(idle_sleep_us) X(idle_sleep_max_us) \
+	X(neigh_retry_ms) X(neigh_retries) X(neigh_reachable_s) X(link_poll_ms) X(pdump) \
+	X(tx_zero_copy) X(fault_drop) X(fault_dup) X(fault_reorder) X(fault_delay) \
+	X(fault_delay_us) X(fault_corrupt) X(fault_ce) X(fault_ce_frames) X(bottleneck_mbps) \
+	X(bottleneck_mark_kb) X(bottleneck_mark_max_kb) X(bottleneck_mark_pmax) \
+	X(bottleneck_limit_kb) X(fault_seed) X(log_counters)
+
+static void take_uints(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
-	if (strcmp(k, "lcores") == 0)
-		return parse_lcores(c, v);
-	if (strcmp(k, "lcores_per_device") == 0) {
-		if (strcmp(v, "all") == 0) {
-			c->per_device = 0;	/* resolved after the list: every lcore */
-			return 0;
+#define TAKE(k) c->k = verbs_cfg_uint("engine", kv, n, #k);
+	ENGINE_UINT_KEYS(TAKE)
+#undef TAKE
+}
+
+/* lcores and lcores_per_device: what the table cannot say (lcores of this EAL, "all"). */
+static int take_lcores(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
+{
+	unsigned int i;
+
+	c->inline_mode = true;
+	c->per_device = verbs_cfg_uint("engine", kv, n, "lcores_per_device");
+	for (i = 0; i < n; i++) {
+		if (strcmp(kv[i].key, "lcores") == 0 && parse_lcores(c, kv[i].value) < 0) {
+			ENGINE_LOG(ERR, "[engine] lcores = %s: not worker lcores of this EAL "
+				   "(its lcores: the -l/--lcores of [eal] args; the main lcore is "
+				   "not one)", kv[i].value);
+			return -EINVAL;
 		}
-		return parse_uint(v, ENGINE_MAX_LCORES, &c->per_device) < 0 ||
-		       c->per_device == 0 ? -EINVAL : 0;
+		if (strcmp(kv[i].key, "lcores_per_device") == 0 &&
+		    strcmp(kv[i].value, "all") == 0)
+			c->per_device = 0;	/* resolved after the list: every lcore */
 	}
-	if (strcmp(k, "mbufs") == 0)
-		return parse_uint(v, 1u << 24, &c->mbufs);
-	if (strcmp(k, "mbuf_size") == 0)
-		return parse_uint(v, UINT16_MAX, &c->mbuf_size);
-	if (strcmp(k, "rxd") == 0)
-		return parse_uint(v, 32768, &c->rxd);
-	if (strcmp(k, "txd") == 0)
-		return parse_uint(v, 32768, &c->txd);
-	if (strcmp(k, "idle_sleep_us") == 0)
-		return parse_uint(v, 1000000, &c->idle_sleep_us);
-	if (strcmp(k, "idle_sleep_max_us") == 0)
-		return parse_uint(v, 1000000, &c->idle_sleep_max_us);
-	if (strcmp(k, "neigh_retry_ms") == 0)
-		return parse_uint(v, 60000, &c->neigh_retry_ms);
-	if (strcmp(k, "neigh_retries") == 0)
-		return parse_uint(v, 100, &c->neigh_retries);
-	if (strcmp(k, "neigh_reachable_s") == 0)
-		return parse_uint(v, 86400, &c->neigh_reachable_s);
-	if (strcmp(k, "link_poll_ms") == 0)
-		return parse_uint(v, 60000, &c->link_poll_ms);
-	if (strcmp(k, "pdump") == 0)
-		return parse_uint(v, 1, &c->pdump);
-	if (strcmp(k, "tx_zero_copy") == 0)
-		return parse_uint(v, 1, &c->tx_zero_copy);
-	if (strcmp(k, "fault_drop") == 0)
-		return parse_uint(v, 1000, &c->fault_drop);
-	if (strcmp(k, "fault_dup") == 0)
-		return parse_uint(v, 1000, &c->fault_dup);
-	if (strcmp(k, "fault_reorder") == 0)
-		return parse_uint(v, 1000, &c->fault_reorder);
-	if (strcmp(k, "fault_delay") == 0)
-		return parse_uint(v, 1000, &c->fault_delay);
-	if (strcmp(k, "fault_delay_us") == 0)
-		return parse_uint(v, 1000000, &c->fault_delay_us);
-	if (strcmp(k, "fault_corrupt") == 0)
-		return parse_uint(v, 1000, &c->fault_corrupt);
-	if (strcmp(k, "fault_ce") == 0)
-		return parse_uint(v, 1000, &c->fault_ce);
-	if (strcmp(k, "fault_ce_frames") == 0)
-		return parse_uint(v, UINT32_MAX - 1, &c->fault_ce_frames);
-	if (strcmp(k, "bottleneck_mbps") == 0)
-		return parse_uint(v, 4000000, &c->bottleneck_mbps);
-	if (strcmp(k, "bottleneck_mark_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_mark_kb);
-	if (strcmp(k, "bottleneck_mark_max_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_mark_max_kb);
-	if (strcmp(k, "bottleneck_mark_pmax") == 0)
-		return parse_uint(v, 1000, &c->bottleneck_mark_pmax);
-	if (strcmp(k, "bottleneck_limit_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_limit_kb);
-	if (strcmp(k, "fault_seed") == 0)
-		return parse_uint(v, UINT32_MAX, &c->fault_seed);
-	if (strcmp(k, "log_counters") == 0)
-		return parse_uint(v, 1, &c->log_counters);
-	return -EINVAL;
+	return 0;
 }
 
 int engine_config_load(struct engine_config *c)
@@ -209,31 +166,10 @@ int engine_config_load(struct engine_config *c)
 
 int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
-	unsigned int i;
-
 	memset(c, 0, sizeof(*c));
-	c->inline_mode = true;
-	c->per_device = 1;
-	c->mbufs = 8191;
-	c->rxd = 1024;
-	c->txd = 1024;
-	c->neigh_retry_ms = 1000;
-	c->neigh_retries = 3;
-	c->neigh_reachable_s = 30;
-	c->link_poll_ms = 10;
-	c->pdump = 1;
-	c->tx_zero_copy = 1;
-	c->fault_delay_us = 100;
-	c->bottleneck_mark_kb = 64;
-	c->bottleneck_mark_pmax = 1000;
-	c->bottleneck_limit_kb = 1024;
-	for (i = 0; i < n; i++) {
-		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
-			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,
-				   kv[i].value);
-			return -EINVAL;
-		}
-	}
+	if (verbs_cfg_check_kv("engine", kv, n) < 0 || take_lcores(c, kv, n) < 0)
+		return -EINVAL;
+	take_uints(c, kv, n);
 	if (c->per_device == 0)	/* all */
 		c->per_device = c->inline_mode ? 1 : c->n_lcores;
 	if (c->per_device > (c->inline_mode ? 1 : c->n_lcores)) {
@@ -251,9 +187,6 @@ int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsig
 		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us without idle_sleep_us (lcores spin)");
 		return -EINVAL;
 	}
-	if (c->mbufs < 2 * ENGINE_TXBUF || c->neigh_retry_ms == 0) {
-		ENGINE_LOG(ERR, "[engine] mbufs below %u or neigh_retry_ms 0", 2 * ENGINE_TXBUF);
-		return -EINVAL;
-	}
+	RTE_VERIFY(c->mbufs >= 2 * ENGINE_TXBUF && c->neigh_retry_ms != 0);	/* the table's */
 	return 0;
 }
