@@ -379,8 +379,10 @@ struct droce_device **droce_get_device_list(int *num_devices)
 	struct droce_device **list;
 	unsigned int i;
 
-	if (verbs_init() < 0) {
-		errno = EIO;
+	int rc = verbs_init();
+
+	if (rc < 0) {
+		errno = rc == -EINVAL ? EINVAL : EIO;
 		return NULL;
 	}
 	pthread_mutex_lock(&g.lock);
