@@ -8,6 +8,7 @@
  * or probed (env_port_pair(), env_port_probe()) by the env layer, when droce first needs them.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,13 +135,43 @@ static int join_pair(struct droce_device *a, struct droce_device *b)
 	return 0;
 }
 
+/* Why a port may not come from @p devargs, and what to do. */
+static void probe_hint(const char *devargs, char *buf, size_t len)
+{
+	char iface[IF_NAMESIZE + 1] = "";
+	const char *p = strstr(devargs, "iface=");
+
+	if (p != NULL)
+		snprintf(iface, sizeof(iface), "%.*s", (int)strcspn(p + 6, ","), p + 6);
+	if (iface[0] != '\0' && if_nametoindex(iface) == 0)
+		snprintf(buf, len, "network interface '%s' does not exist: iface= must name an "
+			 "existing interface ('ip link show' lists them)", iface);
+	else if (iface[0] != '\0')
+		snprintf(buf, len, "interface '%s' exists; its driver refused it (DPDK's message "
+			 "above)%s", iface, geteuid() == 0 ? "" : "; raw sockets need root or "
+			 "CAP_NET_RAW");
+	else if (strncmp(devargs, "net_", 4) == 0 || strncmp(devargs, "eth_", 4) == 0)
+		snprintf(buf, len, "a virtual device: is its driver in this DPDK and are its "
+			 "arguments right (DPDK's message above; 'dpdk-testpmd --vdev=...' tries "
+			 "it)?");
+	else
+		snprintf(buf, len, "not a virtual device (net_...): it must be the PCI address of "
+			 "a NIC bound to vfio-pci or uio ('dpdk-devbind.py --status'), with no "
+			 "--no-pci in [eal] args");
+}
+
 static int probe_devargs(struct droce_device *dev)
 {
 	uint16_t port;
 	int rc = env_port_probe(dev->cfg.devargs, &port);
 
-	if (rc == -ENODEV)
-		VERBS_LOG(ERR, "cannot probe %s", dev->cfg.devargs);
+	if (rc == -ENODEV) {
+		char why[384];
+
+		probe_hint(dev->cfg.devargs, why, sizeof(why));
+		VERBS_LOG(ERR, "[device %s] devargs = '%s': no port: %s", dev->cfg.name,
+			  dev->cfg.devargs, why);
+	}
 	if (rc < 0)
 		return rc;
 	port_ready(dev, port);
@@ -216,12 +247,16 @@ static int add_device(const struct droce_device_cfg *cfg)
 	return 0;
 }
 
-static int eal_start(const char *args)
+static int eal_start(const char *args, const char *path)
 {
+	char why[512];
 	int rc = env_eal_start(args);
 
-	if (rc < 0)
-		VERBS_LOG(ERR, "rte_eal_init(%s) failed: %s", args, rte_strerror(rte_errno));
+	if (rc < 0) {
+		env_eal_explain(args, rte_errno, why, sizeof(why));
+		VERBS_LOG(ERR, "EAL did not start with [eal] args = '%s' of %s: %s", args,
+			  path != NULL ? path : "the embedded default", why);
+	}
 	return rc;
 }
 
@@ -243,7 +278,7 @@ static int init_locked(void)
 		memcpy(g.cm, cfg->cm, sizeof(g.cm));
 		g.n_dcqcn = cfg->n_dcqcn;
 		memcpy(g.dcqcn, cfg->dcqcn, sizeof(g.dcqcn));
-		rc = eal_start(cfg->eal_args);
+		rc = eal_start(cfg->eal_args, path != NULL && path[0] != '\0' ? path : NULL);
 	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
 		rc = add_device(&cfg->dev[i]);
