@@ -2,27 +2,10 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Congestion control settings: the [dcqcn] section (verbs keeps it as key = value pairs) made
- * into each device's struct dcqcn_params, which the transport's QPs point to
- * (transport_env.dcqcn). The key table (verbs_config.h) holds each key's default and range;
- * doc/congestion.md describes them:
- *
- *   enable = 0|1               ECN marking, notification and reaction point on every device (1)
- *   off_devices = NAME[,NAME]  devices where it is off
- *   ecn = ect0|ect1|off        ECN field of the frames sent (ect0)
- *   np = 0|1, rp = 0|1         notification point (CNPs), reaction point (rate limiter) (1, 1)
- *   cnp_interval_us = US       at most one CNP per QP per US (50)
- *   rate_reduce_period_us = US at most one rate cut per QP per US (4)
- *   alpha_g_shift = N          g = 1/2^N (8: 1/256)
- *   alpha_init = N             alpha at a QP's first CNP, in 1/1024 (1024: 1.0)
- *   alpha_period_us = US       K: alpha decays after US without a CNP (55)
- *   time_reset_us = US         T: rate increase timer (55)
- *   byte_reset = BYTES         B: rate increase byte counter (10485760); 0: timer only
- *   stages = F                 fast recovery events before additive increase (5)
- *   line_rate_mbps = M         rate of an unlimited QP (0: the port's link speed, 100000 when
- *                              the port does not say)
- *   min_rate_mbps, ai_rate_mbps, hai_rate_mbps  (10, 40, 400)
- *   burst = BYTES              what a rate-limited QP may send at once after idling (16384)
+ * Congestion control settings: the [dcqcn] section (verbs keeps it as key = value pairs,
+ * checked against the key table, verbs_config.h, which holds each key's default and range:
+ * doc/configuration.md) made into each device's struct dcqcn_params, which the transport's
+ * QPs point to (transport_env.dcqcn). doc/congestion.md says what the keys do.
  */
 #include <errno.h>
 #include <stdio.h>

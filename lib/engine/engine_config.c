@@ -2,52 +2,11 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The [engine] section of the configuration (verbs keeps it as key = value pairs, checked
- * against the key table, verbs_config.h, which holds each key's default and range;
- * doc/configuration.md is its reference):
- *
- *   lcores = [auto | LIST]   engine lcores: empty = inline (droce_engine_poll()); auto = the
- *                            first EAL worker lcore, inline if there is none; LIST = worker
- *                            lcore ids, "1,3" or "1-2"
- *   lcores_per_device = N|all
- *                            engine lcores serving each device (1; all: every engine lcore),
- *                            each polling a queue pair of its own; dedicated lcores only
- *   mbufs = N                mbufs per engine instance pool (8191)
- *   mbuf_size = BYTES        mbuf data room (0: fits the largest device MTU in one segment)
- *   rxd = N, txd = N         descriptors per port queue (1024)
- *   idle_sleep_us = US       a dedicated lcore idle for 1024 iterations sleeps US (0: spin)
- *   idle_sleep_max_us = US   while it stays idle, each sleep doubles up to US (0, the
- *                            default: every sleep is idle_sleep_us); at least idle_sleep_us
- *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
- *   neigh_retries = N        requests before a resolution is given up (3)
- *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
- *   link_poll_ms = MS        poll the served ports' links every MS (10); 0: links are not
- *                            followed (ports ACTIVE while they exist, frames always sent)
- *   tx_zero_copy = 0|1       send payloads of 512 bytes and more straight from the registered
- *                            memory (mbufs attached to it as external buffers) on ports that
- *                            pass frames within this process (net_ring); 1, the default
- *   pdump = 0|1              let dpdk-dumpcap capture the ports (rte_pdump_init(); 1, the
- *                            default: works in a primary process with shared config)
- *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_delay = N, fault_corrupt = N,
- *   fault_delay_us = US, fault_seed = S
- *                            fault injection on every device's RoCE TX path, per mille of
- *                            frames (0: off, the default), delayed frames held US
- *                            microseconds (100), PRNG seed S (engine_fault.c; for tests)
- *   fault_ce = N, fault_ce_frames = M
- *                            mark N per mille of the ECN-capable RoCE frames sent CE
- *                            (Congestion Experienced), at most M frames per device (0: no
- *                            limit): a congested switch, for tests (engine_fault.c)
- *   bottleneck_mbps = M, bottleneck_mark_kb = K, bottleneck_mark_max_kb = X,
- *   bottleneck_mark_pmax = P, bottleneck_limit_kb = L
- *                            a congested link, for tests and benchmarks: each device's RoCE
- *                            frames leave through a FIFO draining at M Mbit/s (0: off, the
- *                            default), marked CE as RED does from K KiB queued (64) with a
- *                            probability reaching P per mille (1000) at X KiB (K: a step),
- *                            always above X; dropped above L KiB (1024) (engine_bottleneck.c)
- *   log_counters = 0|1       when a device closes (its last context, or the process ends
- *                            through the drop-in), log its counters that are not 0 (0, the
- *                            default): what a short-lived program such as perftest did on the
- *                            wire, without telemetry
+ * The [engine] section of the configuration into struct engine_config. verbs keeps it as
+ * key = value pairs checked against the key table (verbs_config.h), which holds each key's
+ * type, default, range and meaning (doc/configuration.md); here the values are taken from it,
+ * and what the table cannot check is: lcores against this EAL's worker lcores,
+ * lcores_per_device against the engine lcores, idle_sleep_max_us against idle_sleep_us.
  */
 #include <errno.h>
 #include <stdlib.h>

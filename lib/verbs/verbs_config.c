@@ -3,24 +3,18 @@
  */
 /*
  * Configuration: an INI file, checked line by line against the key table (verbs_config.h,
- * doc/configuration.md). The embedded default is INI text too, so one parser serves both;
- * config/default.ini is a copy of it. A line is "[section]", "key = value" or blank; ';'
- * starts a comment ("\;" is a ';' in a value). Anything the table does not allow is an error
- * naming the file, the line and the key.
- *
- *   [eal]            args = EAL arguments used when droce initialises EAL itself
- *   [engine]         kept as key = value pairs for the engine layer (doc/engine.md)
- *   [cm]             kept as key = value pairs for the connection manager (doc/cm.md)
- *   [dcqcn]          kept as key = value pairs for the engine (doc/congestion.md)
- *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
- *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU,
- *                    neigh = ADDR@MAC[,ADDR@MAC...] (static neighbours, IPv4 or IPv6 ADDR)
+ * verbs_config_keys.c; doc/configuration.md). The embedded default is INI text too, so one
+ * parser serves both; config/default.ini is a copy of it. A line is "[section]",
+ * "key = value" or blank; ';' starts a comment ("\;" is a ';' in a value). Anything the table
+ * does not allow is an error naming the file, the line and the key. [eal] args and the
+ * [device NAME] keys are used here; [engine], [cm] and [dcqcn] are kept as key = value pairs
+ * for the engine and lib/cm, which read them through the table (verbs_cfg_uint()).
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <stdio.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +31,7 @@ static const char default_ini[] =
 	";\n"
 	"; droce embedded default: two devices joined in-process by a net_ring pair.\n"
 	"; No NIC, no hugepages. Used when DROCE_CONFIG is not set; this file is a copy of it.\n"
-	"; Keys: [eal] args; [engine] lcores, mbufs, ... (doc/engine.md); [device NAME]\n"
-	"; devargs | ring_pair, mac, ipv4, ipv6 (comma-separated), mtu (Ethernet), neigh.\n"
+	"; Every section and key: doc/configuration.md (droce-run --config-reference).\n"
 	"; See doc/api.md.\n"
 	"; mtu = 9000: an in-memory link carries jumbo frames, as RoCE fabrics do, so the active MTU\n"
 	"; is 4096. For path MTU 1024 set mtu = 1500 (or per QP: path_mtu, perftest's -m 1024).\n"

@@ -37,7 +37,8 @@ static const struct verbs_cfg_key keys[] = {
 	U("engine", "mbufs", "8191", 1024, 1u << 24,
 	  "packet buffers (mbufs) in each engine instance's pool"),
 	U("engine", "mbuf_size", "0", 0, UINT16_MAX,
-	  "mbuf data room in bytes (0: the largest device MTU in one segment)"),
+	  "mbuf data room in bytes (0: the largest device frame in one segment; MTU 9000 "
+	  "makes 9 KiB mbufs)"),
 	U("engine", "rxd", "1024", 0, 32768, "receive descriptors per port queue"),
 	U("engine", "txd", "1024", 0, 32768, "transmit descriptors per port queue"),
 	U("engine", "idle_sleep_us", "0", 0, 1000000,
@@ -55,7 +56,8 @@ static const struct verbs_cfg_key keys[] = {
 	B("engine", "tx_zero_copy", "1",
 	  "send payloads of 512 bytes and more straight from registered memory on in-process "
 	  "(net_ring) ports"),
-	B("engine", "pdump", "1", "let dpdk-dumpcap capture the ports (rte_pdump_init())"),
+	B("engine", "pdump", "1", "let dpdk-dumpcap capture the ports (rte_pdump_init(); it "
+	  "needs shared config and hugepages: doc/observability.md)"),
 	U("engine", "fault_drop", "0", 0, 1000, "drop this many per mille of the RoCE frames sent "
 	  "(fault injection, for tests)"),
 	U("engine", "fault_dup", "0", 0, 1000, "duplicate this many per mille of the frames sent"),
@@ -80,7 +82,8 @@ static const struct verbs_cfg_key keys[] = {
 	U("engine", "bottleneck_limit_kb", "1024", 0, 1u << 20,
 	  "the FIFO drops frames above this many KiB queued"),
 	B("engine", "log_counters", "0",
-	  "when a device closes, log its counters that are not 0"),
+	  "when a device closes, log one line of its counters that are not 0 (what a "
+	  "short-lived program did on the wire, without telemetry)"),
 
 	U("cm", "response_timeout", "20", 0, 31,
 	  "CM response timeout sent in REQ, 4.096 us * 2^N (Linux rdma_cm's)"),
@@ -413,9 +416,15 @@ static void type_text(const struct verbs_cfg_key *k, char *buf, size_t len)
 	case VERBS_CFG_COUNT_ALL:
 		snprintf(buf, len, "integer %lu to %lu, or `all`", k->min, k->max);
 		return;
-	case VERBS_CFG_WORD:
-		snprintf(buf, len, "one of `%s`", k->words);
+	case VERBS_CFG_WORD: {	/* "one of `a`, `b`": a '|' would split the table's cell */
+		const char *w;
+		size_t n = (size_t)snprintf(buf, len, "one of `");
+
+		for (w = k->words; *w != '\0' && n + 4 < len; w++)
+			n += (size_t)snprintf(buf + n, len - n, *w == '|' ? "`, `" : "%c", *w);
+		snprintf(buf + n, len - n, "`");
 		return;
+	}
 	case VERBS_CFG_TEXT:
 		snprintf(buf, len, "text, up to %lu characters", k->max);
 		return;
@@ -439,13 +448,13 @@ static void type_text(const struct verbs_cfg_key *k, char *buf, size_t len)
 }
 
 static const char *const section_intro[] = {
-	"`[eal]`: how droce starts DPDK's EAL when the application has not.",
-	"`[engine]`: the engine's lcores, packet buffers, neighbour resolution, and the fault "
-	"injection and bottleneck used by tests (doc/engine.md).",
-	"`[cm]`: the connection manager's timeouts (doc/cm.md).",
-	"`[dcqcn]`: congestion control (doc/congestion.md).",
-	"`[device NAME]`: one RDMA device on one DPDK port; up to 8 such sections. Exactly one "
-	"of `devargs` and `ring_pair`.",
+	"How droce starts DPDK's EAL when the application has not.",
+	"The engine's lcores, packet buffers, neighbour resolution, and the fault injection and "
+	"bottleneck used by tests ([engine.md](engine.md)).",
+	"The connection manager's timeouts ([cm.md](cm.md)).",
+	"Congestion control: ECN and DCQCN ([congestion.md](congestion.md)).",
+	"One RDMA device on one DPDK port, named NAME; up to 8 such sections, in the order the "
+	"device list gives them. Exactly one of `devargs` and `ring_pair`.",
 };
 
 void verbs_config_reference(FILE *f)
@@ -473,7 +482,8 @@ void verbs_config_reference(FILE *f)
 			type_text(&keys[i], type, sizeof(type));
 			fprintf(f, "| `%s` | %s | %s%s%s | %s |\n", keys[i].key, type,
 				keys[i].def[0] != '\0' ? "`" : "",
-				keys[i].def[0] != '\0' ? keys[i].def : "none",
+				keys[i].def[0] != '\0' ? keys[i].def :
+				keys[i].type == VERBS_CFG_LCORES ? "empty" : "none",
 				keys[i].def[0] != '\0' ? "`" : "", keys[i].meaning);
 		}
 	}

@@ -3,15 +3,18 @@
 # Copyright (c) 2026 The droce authors
 #
 # The configuration reference and the shipped configurations (doc/configuration.md):
-#   config_files.sh SRCDIR DROCE_CONFIG_BIN DROCE_RUN DROCE_PERF RC_PINGPONG
+#   config_files.sh SRCDIR DROCE_CONFIG_BIN DROCE_RUN DROCE_PERF RC_PINGPONG DROCE_REPLAY
 # 1. doc/configuration.md is what droce-run --config-reference prints (the key table);
 # 2. every droce configuration in config/ and every test INI parses without error;
 # 3. for each configuration in config/, the first key of each section misspelled (one letter
 #    more) makes droce-run, droce-perf and rc_pingpong exit non-zero with
 #    "FILE:LINE: unknown key 'KEYx' in [SECTION]; did you mean 'KEY'?". They stop at loading
-#    the configuration, before EAL starts.
+#    the configuration, before EAL starts;
+# 4. droce-replay's scenarios in config/ (replay-NAME.ini, another format) replay
+#    test/captures/NAME.pcap, and the first key of each section misspelled makes droce-replay
+#    exit non-zero with "FILE:LINE: [SECTION] unknown key: KEYx = ...; did you mean 'KEY'?".
 set -u
-src=$1 check=$2 run=$3 perf=$4 pingpong=$5
+src=$1 check=$2 run=$3 perf=$4 pingpong=$5 replay=$6
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -32,12 +35,16 @@ for f in $configs $tests; do
 done
 [ "$n" -ge 40 ] || bad "only $n configurations found"
 
-for f in $configs; do
-	# First "key =" line after each [section]: its line number, section and key.
+# first_keys FILE: the first "key =" line after each [section]: line number, section, key.
+first_keys() {
 	awk '/^[ \t]*\[/ { s = $0; sub(/^[ \t]*\[/, "", s); sub(/\].*/, "", s); want = 1; next }
 	     want && /^[ \t]*[a-z_]+[ \t]*=/ { k = $0; sub(/^[ \t]*/, "", k); sub(/[ \t]*=.*/, "", k);
-	         print NR "\t" s "\t" k; want = 0 }' "$f" > "$tmp/keys"
-	[ -s "$tmp/keys" ] || bad "$f: no key found"
+	         print NR "\t" s "\t" k; want = 0 }' "$1" > "$tmp/keys"
+	[ -s "$tmp/keys" ] || bad "$1: no key found"
+}
+
+for f in $configs; do
+	first_keys "$f"
 	while IFS='	' read -r line sec key; do
 		bad_ini=$tmp/$(basename "$f")
 		awk -v n="$line" -v k="$key" 'NR == n { sub(k, k "x") } { print }' "$f" > "$bad_ini"
@@ -48,6 +55,25 @@ for f in $configs; do
 			[ "$rc" -ne 0 ] || bad "$tool with $key misspelled in $f: exit 0"
 			grep -qF "$want" "$tmp/out" ||
 				bad "$tool: no '$want' in: $(head -3 "$tmp/out")"
+		done
+	done < "$tmp/keys"
+done
+
+for f in "$src"/config/replay-*.ini; do
+	name=$(basename "$f" .ini)
+	pcap=$src/test/captures/${name#replay-}.pcap
+	"$replay" -s "$f" --compare "$pcap" > "$tmp/out" 2>&1 ||
+		bad "$f does not replay $pcap: $(tail -3 "$tmp/out")"
+	first_keys "$f"
+	while IFS='	' read -r line sec key; do
+		bad_ini=$tmp/$(basename "$f")
+		awk -v n="$line" -v k="$key" 'NR == n { sub(k, k "x") } { print }' "$f" > "$bad_ini"
+		"$replay" -s "$bad_ini" --compare "$pcap" > "$tmp/out" 2>&1 &&
+			bad "droce-replay with $key misspelled in $f: exit 0"
+		for want in "$bad_ini:$line: [$sec] unknown key: ${key}x = " \
+			"did you mean '$key'?"; do
+			grep -qF -- "$want" "$tmp/out" ||
+				bad "droce-replay: no '$want' in: $(head -3 "$tmp/out")"
 		done
 	done < "$tmp/keys"
 done
