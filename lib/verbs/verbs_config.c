@@ -438,23 +438,37 @@ static int parse_text(char *text, struct ini *st)
 	return rc == 0 ? end_device(st) : rc;
 }
 
+/* The whole file (a pipe too), NUL-terminated; NULL with the reason in @p err. */
 static char *read_file(const char *path, char *err, size_t len)
 {
 	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	long n = -1;
+	char *buf = NULL, *bigger;
+	size_t n = 0, cap = 0;
+	int rc = 0;
 
-	if (f != NULL && fseek(f, 0, SEEK_END) == 0)
-		n = ftell(f);
-	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0)
-		buf = malloc((size_t)n + 1);
-	if (buf != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = '\0';
-	} else {
+	while (f != NULL && rc == 0) {
+		if (n + 1 >= cap) {
+			cap = cap != 0 ? 2 * cap : 4096;
+			bigger = cap <= (1u << 24) ? realloc(buf, cap) : NULL;
+			if (bigger == NULL) {
+				rc = EFBIG;
+				break;
+			}
+			buf = bigger;
+		}
+		n += fread(buf + n, 1, cap - 1 - n, f);
+		if (ferror(f))
+			rc = errno != 0 ? errno : EIO;
+		else if (feof(f))
+			break;
+	}
+	if (f == NULL || rc != 0) {
 		snprintf(err, len, "cannot read configuration %s: %s", path,
-			 strerror(errno != 0 ? errno : EIO));
+			 strerror(f == NULL ? errno : rc));
 		free(buf);
 		buf = NULL;
+	} else {
+		buf[n] = '\0';
 	}
 	if (f != NULL)
 		fclose(f);
