@@ -3,18 +3,21 @@
 # Copyright (c) 2026 The droce authors
 #
 # The configuration reference and the shipped configurations (doc/configuration.md):
-#   config_files.sh SRCDIR DROCE_CONFIG_BIN DROCE_RUN DROCE_PERF RC_PINGPONG DROCE_REPLAY
+#   config_files.sh SRCDIR DROCE_CONFIG_BIN DROCE_RUN DROCE_PERF RC_PINGPONG DROCE_REPLAY \
+#       EXAMPLE...
 # 1. doc/configuration.md is what droce-run --config-reference prints (the key table);
 # 2. every droce configuration in config/ and every test INI parses without error;
 # 3. for each configuration in config/, the first key of each section misspelled (one letter
 #    more) makes droce-run, droce-perf and rc_pingpong exit non-zero with
 #    "FILE:LINE: unknown key 'KEYx' in [SECTION]; did you mean 'KEY'?". They stop at loading
-#    the configuration, before EAL starts;
+#    the configuration, before EAL starts; so do the other EXAMPLEs, for config/default.ini's
+#    first key;
 # 4. droce-replay's scenarios in config/ (replay-NAME.ini, another format) replay
 #    test/captures/NAME.pcap, and the first key of each section misspelled makes droce-replay
 #    exit non-zero with "FILE:LINE: [SECTION] unknown key: KEYx = ...; did you mean 'KEY'?".
 set -u
 src=$1 check=$2 run=$3 perf=$4 pingpong=$5 replay=$6
+shift 6
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -57,6 +60,22 @@ for f in $configs; do
 				bad "$tool: no '$want' in: $(head -3 "$tmp/out")"
 		done
 	done < "$tmp/keys"
+done
+
+# The other examples, with their own arguments, on default.ini's [eal] args misspelled.
+bad_ini=$tmp/default.ini
+line=$(grep -n '^args' "$src/config/default.ini" | cut -d: -f1)
+sed 's/^args/argsx/' "$src/config/default.ini" > "$bad_ini"
+want="$bad_ini:$line: unknown key 'argsx' in [eal]; did you mean 'args'?"
+for ex in "$@"; do
+	case $(basename "$ex") in
+	cm_pingpong) set -- "$ex" -s -a 10.99.0.1 -C 1 ;;
+	blockd) set -- "$ex" -l -n 1 ;;
+	*) set -- "$ex" ;;
+	esac
+	DROCE_CONFIG=$bad_ini timeout 20 "$@" < /dev/null > "$tmp/out" 2>&1 &&
+		bad "$* with args misspelled: exit 0"
+	grep -qF "$want" "$tmp/out" || bad "$*: no '$want' in: $(head -3 "$tmp/out")"
 done
 
 for f in "$src"/config/replay-*.ini; do
