@@ -59,8 +59,11 @@ int engine_cc_config_load(void)
 			snprintf(cc.off_devices, sizeof(cc.off_devices), "%s", kv[i].value);
 	}
 	if (cc.line_rate_mbps != 0 && cc.min_rate_mbps > cc.line_rate_mbps) {
-		ENGINE_LOG(ERR, "[dcqcn] min_rate_mbps %u above line_rate_mbps %u: lower "
-			   "min_rate_mbps or raise line_rate_mbps", cc.min_rate_mbps,
+		char where[300];
+
+		verbs_config_where("dcqcn", "min_rate_mbps", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [dcqcn] min_rate_mbps %u above line_rate_mbps %u: lower "
+			   "min_rate_mbps or raise line_rate_mbps", where, cc.min_rate_mbps,
 			   cc.line_rate_mbps);
 		return -EINVAL;
 	}

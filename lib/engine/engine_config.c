@@ -97,15 +97,17 @@ static void take_uints(struct engine_config *c, const struct verbs_kv *kv, unsig
 /* lcores and lcores_per_device: what the table cannot say (lcores of this EAL, "all"). */
 static int take_lcores(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
+	char where[300];
 	unsigned int i;
 
 	c->inline_mode = true;
 	c->per_device = verbs_cfg_uint("engine", kv, n, "lcores_per_device");
 	for (i = 0; i < n; i++) {
 		if (strcmp(kv[i].key, "lcores") == 0 && parse_lcores(c, kv[i].value) < 0) {
-			ENGINE_LOG(ERR, "[engine] lcores = %s: not worker lcores of this EAL "
+			verbs_config_where("engine", "lcores", where, sizeof(where));
+			ENGINE_LOG(ERR, "%s: [engine] lcores = %s: not worker lcores of this EAL "
 				   "(its lcores: the -l/--lcores of [eal] args; the main lcore is "
-				   "not one)", kv[i].value);
+				   "not one)", where, kv[i].value);
 			return -EINVAL;
 		}
 		if (strcmp(kv[i].key, "lcores_per_device") == 0 &&
@@ -125,6 +127,8 @@ int engine_config_load(struct engine_config *c)
 
 int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
+	char where[300];
+
 	memset(c, 0, sizeof(*c));
 	if (verbs_cfg_check_kv("engine", kv, n) < 0 || take_lcores(c, kv, n) < 0)
 		return -EINVAL;
@@ -132,18 +136,22 @@ int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsig
 	if (c->per_device == 0)	/* all */
 		c->per_device = c->inline_mode ? 1 : c->n_lcores;
 	if (c->per_device > (c->inline_mode ? 1 : c->n_lcores)) {
-		ENGINE_LOG(ERR, "[engine] lcores_per_device %u: %s", c->per_device,
+		verbs_config_where("engine", "lcores_per_device", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] lcores_per_device %u: %s", where, c->per_device,
 			   c->inline_mode ? "the inline engine is one instance" :
 			   "more than the engine lcores");
 		return -EINVAL;
 	}
 	if (c->idle_sleep_max_us != 0 && c->idle_sleep_max_us < c->idle_sleep_us) {
-		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us %u below idle_sleep_us %u",
+		verbs_config_where("engine", "idle_sleep_max_us", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] idle_sleep_max_us %u below idle_sleep_us %u", where,
 			   c->idle_sleep_max_us, c->idle_sleep_us);
 		return -EINVAL;
 	}
 	if (c->idle_sleep_max_us != 0 && c->idle_sleep_us == 0) {
-		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us without idle_sleep_us (lcores spin)");
+		verbs_config_where("engine", "idle_sleep_max_us", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] idle_sleep_max_us without idle_sleep_us (lcores "
+			   "spin)", where);
 		return -EINVAL;
 	}
 	RTE_VERIFY(c->mbufs >= 2 * ENGINE_TXBUF && c->neigh_retry_ms != 0);	/* the table's */

@@ -28,6 +28,7 @@
 #include "droce_engine.h"
 #include "engine_private.h"
 #include "env.h"
+#include "verbs_config.h"
 
 RTE_LOG_REGISTER(engine_logtype, droce.engine, NOTICE);
 
@@ -347,9 +348,16 @@ static unsigned int shards_wanted(struct droce_device *dev)
 	if (cfg->lcores_per_device != 0)
 		n = cfg->lcores_per_device == DROCE_LCORES_ALL ? lcores : cfg->lcores_per_device;
 	if (n > lcores) {
-		ENGINE_LOG(ERR, "%s: lcores_per_device %u: %s", cfg->name, n,
-			   engine_cfg.inline_mode ? "the inline engine is one instance" :
-			   "more than the engine lcores");
+		char sec[80], where[300];
+
+		snprintf(sec, sizeof(sec), "device %s", cfg->name);
+		if (cfg->lcores_per_device != 0)
+			verbs_config_where(sec, "lcores_per_device", where, sizeof(where));
+		else
+			verbs_config_where("engine", "lcores_per_device", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: %s: lcores_per_device %u: %s (engine lcores: [engine] "
+			   "lcores)", where, cfg->name, n, engine_cfg.inline_mode ?
+			   "the inline engine is one instance" : "more than the engine lcores");
 		return 0;
 	}
 	if (max != 0 && max < n) {

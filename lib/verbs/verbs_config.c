@@ -521,3 +521,47 @@ int verbs_config_check_file(const char *path, char *err, size_t len)
 	free(c);
 	return rc;
 }
+
+/* The line of [section] or of its @p key in @p text, 0 if none. */
+static unsigned int line_in(char *text, const char *section, const char *key)
+{
+	char *line = text, *nl, *l, *eq;
+	unsigned int n = 0;
+	bool in = false;
+
+	for (; line != NULL && *line != '\0'; line = nl != NULL ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl != NULL)
+			*nl = '\0';
+		n++;
+		line[strcspn(line, ";")] = '\0';
+		l = strip(line);
+		if (l[0] == '[') {
+			l[strcspn(l, "]")] = '\0';
+			in = strcmp(strip(l + 1), section) == 0;
+			if (in && key == NULL)
+				return n;
+		} else if (in && key != NULL && (eq = strchr(l, '=')) != NULL) {
+			*eq = '\0';
+			if (strcmp(strip(l), key) == 0)
+				return n;
+		}
+	}
+	return 0;
+}
+
+void verbs_config_where(const char *section, const char *key, char *buf, size_t len)
+{
+	const char *path = verbs_config_path();
+	char err[8];
+	char *text = path != NULL ? read_file(path, err, sizeof(err)) : strdup(default_ini);
+	unsigned int line = text != NULL ? line_in(text, section, key) : 0;
+
+	if (path == NULL)
+		path = "(embedded default)";
+	if (line != 0)
+		snprintf(buf, len, "%s:%u", path, line);
+	else
+		snprintf(buf, len, "%s", path);
+	free(text);
+}

@@ -67,6 +67,12 @@ unsigned int verbs_cfg_uint(const char *section, const struct verbs_kv *kv, unsi
  * @return 0, or -EINVAL after logging the first bad one.
  */
 int verbs_cfg_check_kv(const char *section, const struct verbs_kv *kv, unsigned int n);
+/**
+ * Where the configuration in use says @p key of @p section ("engine", or "device NAME"; key
+ * NULL: the section itself), as "FILE:LINE" into @p buf ("FILE" when it does not say it), for
+ * the errors found after loading (an lcore EAL does not have).
+ */
+void verbs_config_where(const char *section, const char *key, char *buf, size_t len);
 /** Write the table as Markdown (doc/configuration.md). */
 void verbs_config_reference(FILE *f);
 /**

@@ -15,6 +15,7 @@
 #include <rte_errno.h>
 
 #include "env.h"
+#include "verbs_config.h"
 #include "verbs_private.h"
 
 RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
@@ -30,6 +31,7 @@ static struct {
 	struct verbs_kv cm[VERBS_MAX_KV];	/**< the [cm] section, for lib/cm */
 	unsigned int n_dcqcn;
 	struct verbs_kv dcqcn[VERBS_MAX_KV];	/**< the [dcqcn] section, for the engine */
+	char *config_path;	/**< DROCE_CONFIG as loaded, NULL: the embedded default */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rc = 1 };
 
 /*
@@ -121,9 +123,13 @@ static int join_pair(struct droce_device *a, struct droce_device *b)
 	uint16_t pa, pb;
 
 	if (a->cfg.lcores_per_device != b->cfg.lcores_per_device) {
+		char sec[80], where[300];
+
 		/* Shard k of one side transmits on queue k, which shard k of the other polls. */
-		VERBS_LOG(ERR, "ring pair %s: %s and %s have different lcores_per_device",
-			  a->cfg.ring_pair, a->cfg.name, b->cfg.name);
+		snprintf(sec, sizeof(sec), "device %s", b->cfg.name);
+		verbs_config_where(sec, NULL, where, sizeof(where));
+		VERBS_LOG(ERR, "%s: ring pair %s: %s and %s have different lcores_per_device: "
+			  "give both the same", where, a->cfg.ring_pair, a->cfg.name, b->cfg.name);
 		return -EINVAL;
 	}
 	if (env_port_pair(a->cfg.ring_pair, a->cfg.name, b->cfg.name, &pa, &pb) != 0) {
@@ -270,7 +276,9 @@ static int init_locked(void)
 	cfg = calloc(1, sizeof(*cfg));
 	if (cfg == NULL)
 		return -ENOMEM;
-	rc = verbs_config_load(path != NULL && path[0] != '\0' ? path : NULL, cfg);
+	if (path != NULL && path[0] != '\0')
+		g.config_path = strdup(path);
+	rc = verbs_config_load(g.config_path, cfg);
 	if (rc == 0) {
 		g.n_engine = cfg->n_engine;
 		memcpy(g.engine, cfg->engine, sizeof(g.engine));
@@ -278,7 +286,7 @@ static int init_locked(void)
 		memcpy(g.cm, cfg->cm, sizeof(g.cm));
 		g.n_dcqcn = cfg->n_dcqcn;
 		memcpy(g.dcqcn, cfg->dcqcn, sizeof(g.dcqcn));
-		rc = eal_start(cfg->eal_args, path != NULL && path[0] != '\0' ? path : NULL);
+		rc = eal_start(cfg->eal_args, g.config_path);
 	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
 		rc = add_device(&cfg->dev[i]);
@@ -339,6 +347,11 @@ struct droce_device *verbs_device_find(const char *name)
 int verbs_device_port(const struct droce_device *dev)
 {
 	return __atomic_load_n(&dev->port_id, __ATOMIC_ACQUIRE);
+}
+
+const char *verbs_config_path(void)
+{
+	return g.config_path;	/* written once, at initialisation */
 }
 
 unsigned int verbs_engine_config(const struct verbs_kv **kv)

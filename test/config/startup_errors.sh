@@ -9,7 +9,8 @@
 # - hugepages EAL cannot use (--huge-dir naming no hugetlbfs mount): how many pages, and the
 #   no-hugepage mode with the -m asked for;
 # - an af_packet port on an interface that does not exist: the interface and that it must;
-# - an mbuf pool larger than EAL's memory: the key and its current value.
+# - an mbuf pool larger than EAL's memory: the key and its current value;
+# - more lcores per device than the engine has: the file and line of the key.
 set -u
 perf=$1
 tmp=$(mktemp -d)
@@ -60,5 +61,12 @@ args = $nohuge
 mbufs = 16777216
 $pair" "no mbuf pool of 16777216 mbufs" "lower [engine] mbufs (now 16777216)" \
 	"-m in [eal] args"
-[ "$fail" -eq 0 ] && echo "ok: 4 start-up failures explained"
+# Found when the engine starts, not by the table: still FILE:LINE of the key.
+case_ lcores_per_device "[eal]
+args = $nohuge --lcores=0@0,(1-2)@(0-1)
+[engine]
+lcores = 1-2
+lcores_per_device = 3
+$pair" "$tmp/lcores_per_device.ini:5: [engine] lcores_per_device 3: more than the engine lcores"
+[ "$fail" -eq 0 ] && echo "ok: 5 start-up failures explained"
 exit "$fail"
