@@ -109,7 +109,7 @@ static int get_scenario(const struct replay_opts *o, struct replay_capture *c,
 
 	if (o->scenario != NULL) {
 		if (replay_scenario_load(o->scenario, sc, err, sizeof(err)) != 0) {
-			fprintf(stderr, "droce-replay: %s: %s\n", o->scenario, err);
+			fprintf(stderr, "droce-replay: %s\n", err);	/* it names the file */
 			return REPLAY_EXIT_INPUT;
 		}
 		replay_capture_classify(c, sc);

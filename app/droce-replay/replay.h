@@ -32,7 +32,7 @@
 #define REPLAY_MAX_MR_LEN (256u << 20)	/* per MR: the tool allocates it */
 #endif
 #define REPLAY_MAX_MEM (2ull * REPLAY_MAX_MR_LEN)	/* all MRs together */
-#define REPLAY_ERR_LEN 256
+#define REPLAY_ERR_LEN 512
 #define REPLAY_MAX_FRAME 9216	/* bytes: the largest frame injected */
 #define REPLAY_MAX_RECV_WRS 16384	/* per QP: DROCE_MAX_QP_WR */
 #define REPLAY_MAX_RECV_SIZE (1u << 24)	/* bytes per receive WR */

@@ -5,7 +5,8 @@
  * The scenario file: INI read with rte_cfgfile (no EAL needed, so the libFuzzer target in
  * test/replay links this file alone). Sections: [device], [qp CAPTURED_QPN], [mr CAPTURED_RKEY];
  * keys in doc/droce-replay.md. Every unknown section, unknown key and bad value is an error
- * that names the section, the key and the value.
+ * that names the file, the line, the section, the key and the value ("did you mean" for a
+ * near miss of a key).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +22,9 @@
 
 struct pctx {
 	struct replay_scenario *sc;
+	const char *path;
 	const char *sec;
+	const char *key;	/* the key being parsed, NULL between keys */
 	char *err;
 	size_t len;
 	uint64_t mem;	/* bytes of MR so far */
@@ -30,10 +33,53 @@ struct pctx {
 
 enum { ADDR_V4 = 1, ADDR_PEER_V4 = 2, ADDR_V6 = 4, ADDR_PEER_V6 = 8 };
 
+static char *strip(char *s)
+{
+	size_t n;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	n = strcspn(s, ";\r\n");
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	s[n] = '\0';
+	return s;
+}
+
+/* The line of [sec] (@p key NULL) or of its first @p key in the file; 0 if not found. */
+static unsigned int line_of(const char *path, const char *sec, const char *key)
+{
+	char buf[512], *l, *eq;
+	unsigned int n = 0, found = 0;
+	bool in = false;
+	FILE *f = fopen(path, "r");
+
+	while (f != NULL && found == 0 && fgets(buf, sizeof(buf), f) != NULL) {
+		n++;
+		l = strip(buf);
+		if (l[0] == '[') {
+			l[strcspn(l, "]")] = '\0';
+			in = strcmp(strip(l + 1), sec) == 0;
+			if (in && key == NULL)
+				found = n;
+		} else if (in && key != NULL && (eq = strchr(l, '=')) != NULL) {
+			*eq = '\0';
+			if (strcmp(strip(l), key) == 0)
+				found = n;
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
+/* "PATH:LINE: [sec] what", LINE that of the key being parsed or of the section. */
 static int fail(struct pctx *p, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(p->err, p->len, "[%s] ", p->sec);
+	unsigned int line = p->sec[0] != '\0' ? line_of(p->path, p->sec, p->key) : 0;
+	int n = line != 0 ? snprintf(p->err, p->len, "%s:%u: [%s] ", p->path, line, p->sec) :
+		snprintf(p->err, p->len, "%s: [%s] ", p->path, p->sec);
 
 	va_start(ap, fmt);
 	if (n >= 0 && (size_t)n < p->len)
@@ -41,6 +87,59 @@ static int fail(struct pctx *p, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+/* Levenshtein distance of two short names (UINT_MAX past 32 characters). */
+static unsigned int distance(const char *a, const char *b)
+{
+	unsigned int row[33], i, j, la = strlen(a), lb = strlen(b);
+
+	if (la > 32 || lb > 32)
+		return UINT32_MAX;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		unsigned int diag = row[0], up;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			row[j] = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < row[j])
+				row[j] = up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* @p k not among @p keys (NULL-terminated): "unknown key", with the nearest if near. */
+static int unknown_key(struct pctx *p, const char *const *keys, const char *k, const char *v)
+{
+	const char *best = NULL;
+	unsigned int d, best_d = 3;
+
+	for (; *keys != NULL; keys++) {
+		if (strcmp(*keys, k) == 0)
+			return 1;	/* known */
+		d = distance(k, *keys);
+		if (d < best_d && 2 * d < strlen(k)) {
+			best = *keys;
+			best_d = d;
+		}
+	}
+	if (best != NULL)
+		return fail(p, "unknown key: %s = %s; did you mean '%s'?", k, v, best);
+	return fail(p, "unknown key: %s = %s (doc/droce-replay.md lists the keys)", k, v);
+}
+
+static const char *const device_keys[] = { "mac", "peer_mac", "ipv4", "peer_ipv4", "ipv6",
+					   "peer_ipv6", "mtu", NULL };
+static const char *const qp_keys[] = { "type", "peer_qpn", "rq_psn", "sq_psn", "qkey",
+				       "recv_wrs", "recv_size", "max_dest_rd_atomic",
+				       "min_rnr_timer", "access", "recv_post", NULL };
+static const char *const mr_keys[] = { "va", "length", "access", "fill", "data", NULL };
 
 /* An unsigned number (decimal or 0x hex) no larger than @p max. */
 static int num(const char *s, uint64_t max, uint64_t *v)
@@ -113,6 +212,9 @@ static int device_key(struct pctx *p, const char *k, const char *v)
 	uint64_t n;
 	int rc;
 
+	p->key = k;
+	if (unknown_key(p, device_keys, k, v) < 0)
+		return -1;
 	if (strcmp(k, "mac") == 0 && mac(v, sc->mac) == 0)
 		return 0;
 	if (strcmp(k, "peer_mac") == 0 && mac(v, sc->peer_mac) == 0)
@@ -147,6 +249,9 @@ static int qp_key(struct pctx *p, struct replay_qp *q, const char *k, const char
 	uint64_t n = 0;
 	int bad;
 
+	p->key = k;
+	if (unknown_key(p, qp_keys, k, v) < 0)
+		return -1;
 	if (strcmp(k, "type") == 0)
 		bad = qp_type(v, &q->type);
 	else if (strcmp(k, "peer_qpn") == 0 && (bad = num(v, DROCE_QPN_MASK, &n)) == 0)
@@ -244,6 +349,9 @@ static int mr_key(struct pctx *p, struct replay_mr *m, const char *k, const char
 {
 	uint64_t n = 0;
 
+	p->key = k;
+	if (unknown_key(p, mr_keys, k, v) < 0)
+		return -1;
 	if (strcmp(k, "va") == 0 && num(v, UINT64_MAX, &n) == 0)
 		m->cap_va = n;
 	else if (strcmp(k, "length") == 0 && num(v, REPLAY_MAX_MR_LEN, &n) == 0 && n > 0)
@@ -285,6 +393,7 @@ static int parse_mr(struct pctx *p, struct rte_cfgfile *cf, uint32_t rkey)
 	m->cap_rkey = rkey;
 	for (i = 0; i < n && rc == 0; i++)
 		rc = mr_key(p, m, ent[i].name, ent[i].value, &fill);
+	p->key = NULL;
 	if (rc == 0 && m->length == 0)
 		rc = fail(p, "length is missing");
 	if (rc == 0 && m->cap_va + m->length < m->cap_va)
@@ -299,8 +408,10 @@ static int parse_mr(struct pctx *p, struct rte_cfgfile *cf, uint32_t rkey)
 		memset(m->init, fill, m->length);
 	}
 	for (i = 0; i < n && rc == 0; i++)
-		if (strcmp(ent[i].name, "data") == 0)
+		if (strcmp(ent[i].name, "data") == 0) {
+			p->key = "data";
 			rc = mr_data(p, m, ent[i].value);
+		}
 	free(ent);
 	return rc;
 }
@@ -320,6 +431,7 @@ static int parse_qp(struct pctx *p, struct rte_cfgfile *cf, uint32_t qpn)
 	for (i = 0; i < n && rc == 0; i++)
 		rc = qp_key(p, q, ent[i].name, ent[i].value);
 	free(ent);
+	p->key = NULL;
 	if (rc == 0 && q->recv_follow && q->type != REPLAY_RC)
 		rc = fail(p, "recv_post = capture is for RC QPs (only RC has RNR NAKs)");
 	if (rc == 0 && q->type == REPLAY_UD && q->recv_wrs > 0 && q->recv_size < DROCE_GRH_LEN)
@@ -390,6 +502,7 @@ static int check_device(struct pctx *p)
 	static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
 
 	p->sec = "device";
+	p->key = NULL;
 	if (p->addr != (ADDR_V4 | ADDR_PEER_V4) && p->addr != (ADDR_V6 | ADDR_PEER_V6))
 		return fail(p, "ipv4 and peer_ipv4, or ipv6 and peer_ipv6, are required (one IP "
 			    "version)");
@@ -400,7 +513,7 @@ static int check_device(struct pctx *p)
 	if (memcmp(p->sc->mac, zero, 6) == 0 || memcmp(p->sc->peer_mac, zero, 6) == 0)
 		return fail(p, "mac and peer_mac are required");
 	if (p->sc->n_qp == 0) {
-		snprintf(p->err, p->len, "no [qp QPN] section: droce would have no QP");
+		snprintf(p->err, p->len, "%s: no [qp QPN] section: droce would have no QP", p->path);
 		return -1;
 	}
 	return 0;
@@ -422,7 +535,7 @@ static int parse_file(struct pctx *p, struct rte_cfgfile *cf)
 	char **names;
 
 	if (n <= 0 || !rte_cfgfile_has_section(cf, "device")) {
-		snprintf(p->err, p->len, "no [device] section");
+		snprintf(p->err, p->len, "%s: no [device] section", p->path);
 		return -1;
 	}
 	names = calloc(n, sizeof(*names));
@@ -433,9 +546,10 @@ static int parse_file(struct pctx *p, struct rte_cfgfile *cf)
 	if (rc == 0 && rte_cfgfile_sections(cf, names, n) != n)
 		rc = -1;
 	if (rc != 0)
-		snprintf(p->err, p->len, "cannot read the sections");
+		snprintf(p->err, p->len, "%s: cannot read the sections", p->path);
 	for (i = 0; rc == 0 && i < n; i++) {
 		p->sec = names[i];
+		p->key = NULL;
 		rc = duplicate(p, names, i) ? fail(p, "section appears twice") :
 			parse_section(p, cf);
 	}
@@ -447,7 +561,7 @@ static int parse_file(struct pctx *p, struct rte_cfgfile *cf)
 
 int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err, size_t len)
 {
-	struct pctx p = { .sc = sc, .sec = "", .err = err, .len = len };
+	struct pctx p = { .sc = sc, .path = path, .sec = "", .err = err, .len = len };
 	struct rte_cfgfile *cf;
 	int rc;
 
@@ -455,8 +569,8 @@ int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err
 	sc->mtu = 1500;
 	cf = rte_cfgfile_load(path, 0);
 	if (cf == NULL) {
-		snprintf(err, len, "cannot read it as INI (missing, unreadable, or a line that is "
-			 "neither [section], key = value nor a ; comment)");
+		snprintf(err, len, "%s: cannot read it as INI (missing, unreadable, or a line that "
+			 "is neither [section], key = value nor a ; comment)", path);
 		return -1;
 	}
 	rc = parse_file(&p, cf);

@@ -27,6 +27,7 @@
 
 #include "cm_private.h"
 #include "droce_engine.h"
+#include "verbs_config.h"
 #include "verbs_engine.h"
 #include "verbs_thread.h"
 
@@ -97,48 +98,20 @@ void cm_timer_stop(struct cm_id *id)
 
 /* ---- [cm] configuration ---- */
 
-static int config_key(struct cm_config *c, const char *k, const char *v)
-{
-	char *end;
-	unsigned long n;
-
-	errno = 0;
-	n = strtoul(v, &end, 0);
-	if (errno != 0 || end == v || *end != '\0')
-		return -EINVAL;
-	if (strcmp(k, "response_timeout") == 0 && n <= 31)
-		c->response_timeout = (uint8_t)n;
-	else if (strcmp(k, "max_retries") == 0 && n <= 15)
-		c->max_retries = (uint8_t)n;
-	else if (strcmp(k, "packet_life_time") == 0 && n <= 30)
-		c->packet_life_time = (uint8_t)n;
-	else if (strcmp(k, "resolve_poll_ms") == 0 && n >= 1 && n <= 1000)
-		c->resolve_poll_ms = (unsigned int)n;
-	else if (strcmp(k, "inline_tick_ms") == 0 && n >= 1 && n <= 1000)
-		c->inline_tick_ms = (unsigned int)n;
-	else
-		return -EINVAL;
-	return 0;
-}
-
+/* Defaults (the table's) are Linux rdma_cm's (CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES,
+ * CMA_IBOE_PACKET_LIFETIME), so that a droce peer behaves as a Linux one. */
 static int config_load(struct cm_config *c)
 {
 	const struct verbs_kv *kv;
-	unsigned int i, n = verbs_cm_config(&kv);
+	unsigned int n = verbs_cm_config(&kv);
 
-	/* Linux rdma_cm's values (CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES,
-	 * CMA_IBOE_PACKET_LIFETIME), so that a droce peer behaves as a Linux one. */
-	c->response_timeout = 20;
-	c->max_retries = 15;
-	c->packet_life_time = 18;
-	c->resolve_poll_ms = 10;
-	c->inline_tick_ms = 1;
-	for (i = 0; i < n; i++) {
-		if (config_key(c, kv[i].key, kv[i].value) != 0) {
-			CM_LOG(ERR, "[cm] bad key or value: %s = %s", kv[i].key, kv[i].value);
-			return -EINVAL;
-		}
-	}
+	if (verbs_cfg_check_kv("cm", kv, n) < 0)
+		return -EINVAL;
+	c->response_timeout = (uint8_t)verbs_cfg_uint("cm", kv, n, "response_timeout");
+	c->max_retries = (uint8_t)verbs_cfg_uint("cm", kv, n, "max_retries");
+	c->packet_life_time = (uint8_t)verbs_cfg_uint("cm", kv, n, "packet_life_time");
+	c->resolve_poll_ms = verbs_cfg_uint("cm", kv, n, "resolve_poll_ms");
+	c->inline_tick_ms = verbs_cfg_uint("cm", kv, n, "inline_tick_ms");
 	return 0;
 }
 

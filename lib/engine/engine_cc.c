@@ -2,28 +2,13 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Congestion control settings: the [dcqcn] section (verbs keeps it as key = value pairs) made
- * into each device's struct dcqcn_params, which the transport's QPs point to
- * (transport_env.dcqcn). doc/congestion.md describes every key:
- *
- *   enable = 0|1               ECN marking, notification and reaction point on every device (1)
- *   off_devices = NAME[,NAME]  devices where it is off
- *   ecn = ect0|ect1|off        ECN field of the frames sent (ect0)
- *   np = 0|1, rp = 0|1         notification point (CNPs), reaction point (rate limiter) (1, 1)
- *   cnp_interval_us = US       at most one CNP per QP per US (50)
- *   rate_reduce_period_us = US at most one rate cut per QP per US (4)
- *   alpha_g_shift = N          g = 1/2^N (8: 1/256)
- *   alpha_init = N             alpha at a QP's first CNP, in 1/1024 (1024: 1.0)
- *   alpha_period_us = US       K: alpha decays after US without a CNP (55)
- *   time_reset_us = US         T: rate increase timer (55)
- *   byte_reset = BYTES         B: rate increase byte counter (10485760); 0: timer only
- *   stages = F                 fast recovery events before additive increase (5)
- *   line_rate_mbps = M         rate of an unlimited QP (0: the port's link speed, 100000 when
- *                              the port does not say)
- *   min_rate_mbps, ai_rate_mbps, hai_rate_mbps  (10, 40, 400)
- *   burst = BYTES              what a rate-limited QP may send at once after idling (16384)
+ * Congestion control settings: the [dcqcn] section (verbs keeps it as key = value pairs,
+ * checked against the key table, verbs_config.h, which holds each key's default and range:
+ * doc/configuration.md) made into each device's struct dcqcn_params, which the transport's
+ * QPs point to (transport_env.dcqcn). doc/congestion.md says what the keys do.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +16,7 @@
 
 #include "engine_private.h"
 #include "env.h"
+#include "verbs_config.h"
 
 /* As configured (units of the keys); the per-device params are made from it. */
 static struct {
@@ -41,70 +27,14 @@ static struct {
 	unsigned int line_rate_mbps, min_rate_mbps, ai_rate_mbps, hai_rate_mbps, burst;
 } cc;
 
-static int parse_uint(const char *v, unsigned int min, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long x;
-
-	if (v[0] == '\0')
-		return 0;	/* empty: keep the default */
-	x = strtoul(v, &end, 0);
-	if (end == v || *end != '\0' || x < min || x > max)
-		return -EINVAL;
-	*out = (unsigned int)x;
-	return 0;
-}
-
-static int parse_ecn(const char *v)
+static void parse_ecn(const char *v)
 {
 	if (strcmp(v, "ect0") == 0)
 		cc.ecn = DROCE_ECN_ECT0;
 	else if (strcmp(v, "ect1") == 0)
 		cc.ecn = DROCE_ECN_ECT1;
-	else if (strcmp(v, "off") == 0)
-		cc.ecn = 0;
 	else
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_key(const char *k, const char *v)
-{
-	static const struct {
-		const char *key;
-		unsigned int *val, min, max;
-	} keys[] = {
-		{ "enable", &cc.enable, 0, 1 },
-		{ "np", &cc.np, 0, 1 },
-		{ "rp", &cc.rp, 0, 1 },
-		{ "cnp_interval_us", &cc.cnp_interval_us, 0, 1000000 },
-		{ "rate_reduce_period_us", &cc.rate_reduce_period_us, 0, 1000000 },
-		{ "alpha_g_shift", &cc.alpha_g_shift, 1, 16 },
-		{ "alpha_init", &cc.alpha_init, 0, 1024 },
-		{ "alpha_period_us", &cc.alpha_period_us, 1, 1000000 },
-		{ "time_reset_us", &cc.time_reset_us, 1, 1000000 },
-		{ "byte_reset", &cc.byte_reset, 0, 1u << 30 },
-		{ "stages", &cc.stages, 0, 100 },
-		{ "line_rate_mbps", &cc.line_rate_mbps, 0, 4000000 },
-		{ "min_rate_mbps", &cc.min_rate_mbps, 1, 4000000 },
-		{ "ai_rate_mbps", &cc.ai_rate_mbps, 0, 4000000 },
-		{ "hai_rate_mbps", &cc.hai_rate_mbps, 0, 4000000 },
-		{ "burst", &cc.burst, 64, 1u << 24 },
-	};
-	unsigned int i;
-
-	if (strcmp(k, "ecn") == 0)
-		return parse_ecn(v);
-	if (strcmp(k, "off_devices") == 0) {
-		if (strlen(v) >= sizeof(cc.off_devices))
-			return -EINVAL;
-		strcpy(cc.off_devices, v);
-		return 0;
-	}
-	for (i = 0; i < RTE_DIM(keys); i++)
-		if (strcmp(k, keys[i].key) == 0)
-			return parse_uint(v, keys[i].min, keys[i].max, keys[i].val);
-	return -EINVAL;
+		cc.ecn = 0;	/* off: the table allows nothing else */
 }
 
 int engine_cc_config_load(void)
@@ -112,32 +42,29 @@ int engine_cc_config_load(void)
 	const struct verbs_kv *kv;
 	unsigned int i, n = verbs_dcqcn_config(&kv);
 
+	if (verbs_cfg_check_kv("dcqcn", kv, n) < 0)
+		return -EINVAL;
 	memset(&cc, 0, sizeof(cc));
-	cc.enable = 1;
-	cc.np = 1;
-	cc.rp = 1;
-	cc.ecn = DROCE_ECN_ECT0;
-	cc.cnp_interval_us = 50;
-	cc.rate_reduce_period_us = 4;
-	cc.alpha_g_shift = 8;
-	cc.alpha_init = 1024;
-	cc.alpha_period_us = 55;
-	cc.time_reset_us = 55;
-	cc.byte_reset = 10485760;
-	cc.stages = 5;
-	cc.min_rate_mbps = 10;
-	cc.ai_rate_mbps = 40;
-	cc.hai_rate_mbps = 400;
-	cc.burst = 16384;
+#define TAKE(k) cc.k = verbs_cfg_uint("dcqcn", kv, n, #k);
+	TAKE(enable) TAKE(np) TAKE(rp) TAKE(cnp_interval_us) TAKE(rate_reduce_period_us)
+	TAKE(alpha_g_shift) TAKE(alpha_init) TAKE(alpha_period_us) TAKE(time_reset_us)
+	TAKE(byte_reset) TAKE(stages) TAKE(line_rate_mbps) TAKE(min_rate_mbps)
+	TAKE(ai_rate_mbps) TAKE(hai_rate_mbps) TAKE(burst)
+#undef TAKE
+	parse_ecn(verbs_cfg_key_find("dcqcn", "ecn")->def);
 	for (i = 0; i < n; i++) {
-		if (parse_key(kv[i].key, kv[i].value) < 0) {
-			ENGINE_LOG(ERR, "[dcqcn] bad key or value: %s = %s", kv[i].key,
-				   kv[i].value);
-			return -EINVAL;
-		}
+		if (strcmp(kv[i].key, "ecn") == 0)
+			parse_ecn(kv[i].value);
+		else if (strcmp(kv[i].key, "off_devices") == 0)
+			snprintf(cc.off_devices, sizeof(cc.off_devices), "%s", kv[i].value);
 	}
 	if (cc.line_rate_mbps != 0 && cc.min_rate_mbps > cc.line_rate_mbps) {
-		ENGINE_LOG(ERR, "[dcqcn] min_rate_mbps above line_rate_mbps");
+		char where[300];
+
+		verbs_config_where("dcqcn", "min_rate_mbps", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [dcqcn] min_rate_mbps %u above line_rate_mbps %u: lower "
+			   "min_rate_mbps or raise line_rate_mbps", where, cc.min_rate_mbps,
+			   cc.line_rate_mbps);
 		return -EINVAL;
 	}
 	return 0;

@@ -2,53 +2,11 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * The [engine] section of the configuration (verbs keeps it as key = value pairs):
- *
- *   lcores = [auto | LIST]   engine lcores: empty = inline (droce_engine_poll()); auto = the
- *                            first EAL worker lcore, inline if there is none; LIST = worker
- *                            lcore ids, "1,3" or "1-2"
- *   lcores_per_device = N|all
- *                            engine lcores serving each device (1; all: every engine lcore),
- *                            each polling a queue pair of its own; dedicated lcores only
- *   mbufs = N                mbufs per engine instance pool (8191)
- *   mbuf_size = BYTES        mbuf data room (0: fits the largest device MTU in one segment)
- *   rxd = N, txd = N         descriptors per port queue (1024)
- *   idle_sleep_us = US       a dedicated lcore idle for 1024 iterations sleeps US (0: spin)
- *   idle_sleep_max_us = US   while it stays idle, each sleep doubles up to US (0, the
- *                            default: every sleep is idle_sleep_us); at least idle_sleep_us
- *   neigh_retry_ms = MS      ARP/NS retransmission interval (1000)
- *   neigh_retries = N        requests before a resolution is given up (3)
- *   neigh_reachable_s = S    a learned neighbour is re-resolved after S seconds (30)
- *   link_poll_ms = MS        poll the served ports' links every MS (10); 0: links are not
- *                            followed (ports ACTIVE while they exist, frames always sent)
- *   start_wait_ms = MS       a port whose start fails for want of its peer (net_memif as a
- *                            client with no server listening: EIO) is started again every
- *                            50 ms for up to MS when a device opens (0, the default: fails)
- *   tx_zero_copy = 0|1       send payloads of 512 bytes and more straight from the registered
- *                            memory (mbufs attached to it as external buffers) on ports that
- *                            pass frames within this process (net_ring); 1, the default
- *   pdump = 0|1              let dpdk-dumpcap capture the ports (rte_pdump_init(); 1, the
- *                            default: works in a primary process with shared config)
- *   fault_drop = N, fault_dup = N, fault_reorder = N, fault_delay = N, fault_corrupt = N,
- *   fault_delay_us = US, fault_seed = S
- *                            fault injection on every device's RoCE TX path, per mille of
- *                            frames (0: off, the default), delayed frames held US
- *                            microseconds (100), PRNG seed S (engine_fault.c; for tests)
- *   fault_ce = N, fault_ce_frames = M
- *                            mark N per mille of the ECN-capable RoCE frames sent CE
- *                            (Congestion Experienced), at most M frames per device (0: no
- *                            limit): a congested switch, for tests (engine_fault.c)
- *   bottleneck_mbps = M, bottleneck_mark_kb = K, bottleneck_mark_max_kb = X,
- *   bottleneck_mark_pmax = P, bottleneck_limit_kb = L
- *                            a congested link, for tests and benchmarks: each device's RoCE
- *                            frames leave through a FIFO draining at M Mbit/s (0: off, the
- *                            default), marked CE as RED does from K KiB queued (64) with a
- *                            probability reaching P per mille (1000) at X KiB (K: a step),
- *                            always above X; dropped above L KiB (1024) (engine_bottleneck.c)
- *   log_counters = 0|1       when a device closes (its last context, or the process ends
- *                            through the drop-in), log its counters that are not 0 (0, the
- *                            default): what a short-lived program such as perftest did on the
- *                            wire, without telemetry
+ * The [engine] section of the configuration into struct engine_config. verbs keeps it as
+ * key = value pairs checked against the key table (verbs_config.h), which holds each key's
+ * type, default, range and meaning (doc/configuration.md); here the values are taken from it,
+ * and what the table cannot check is: lcores against this EAL's worker lcores,
+ * lcores_per_device against the engine lcores, idle_sleep_max_us against idle_sleep_us.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,20 +15,7 @@
 #include <rte_lcore.h>
 
 #include "engine_private.h"
-
-static int parse_uint(const char *v, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long x;
-
-	if (v[0] == '\0')
-		return 0;	/* empty: keep the default */
-	x = strtoul(v, &end, 0);
-	if (end == v || *end != '\0' || x > max)
-		return -EINVAL;
-	*out = (unsigned int)x;
-	return 0;
-}
+#include "verbs_config.h"
 
 static int add_lcore(struct engine_config *c, unsigned long id)
 {
@@ -133,75 +78,44 @@ static int parse_lcores(struct engine_config *c, const char *v)
 	return parse_lcore_list(c, v);
 }
 
-static int parse_key(struct engine_config *c, const char *k, const char *v)
+/* The keys the table (verbs_config.h) types as numbers, and where they go. */
+#define ENGINE_UINT_KEYS(X) \
+	X(mbufs) X(mbuf_size) X(rxd) X(txd) X(idle_sleep_us) X(idle_sleep_max_us) \
+	X(neigh_retry_ms) X(neigh_retries) X(neigh_reachable_s) X(link_poll_ms) \
+	X(start_wait_ms) X(pdump) X(tx_zero_copy) X(fault_drop) X(fault_dup) X(fault_reorder) \
+	X(fault_delay) \
+	X(fault_delay_us) X(fault_corrupt) X(fault_ce) X(fault_ce_frames) X(bottleneck_mbps) \
+	X(bottleneck_mark_kb) X(bottleneck_mark_max_kb) X(bottleneck_mark_pmax) \
+	X(bottleneck_limit_kb) X(fault_seed) X(log_counters)
+
+static void take_uints(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
-	if (strcmp(k, "lcores") == 0)
-		return parse_lcores(c, v);
-	if (strcmp(k, "lcores_per_device") == 0) {
-		if (strcmp(v, "all") == 0) {
-			c->per_device = 0;	/* resolved after the list: every lcore */
-			return 0;
+#define TAKE(k) c->k = verbs_cfg_uint("engine", kv, n, #k);
+	ENGINE_UINT_KEYS(TAKE)
+#undef TAKE
+}
+
+/* lcores and lcores_per_device: what the table cannot say (lcores of this EAL, "all"). */
+static int take_lcores(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
+{
+	char where[300];
+	unsigned int i;
+
+	c->inline_mode = true;
+	c->per_device = verbs_cfg_uint("engine", kv, n, "lcores_per_device");
+	for (i = 0; i < n; i++) {
+		if (strcmp(kv[i].key, "lcores") == 0 && parse_lcores(c, kv[i].value) < 0) {
+			verbs_config_where("engine", "lcores", where, sizeof(where));
+			ENGINE_LOG(ERR, "%s: [engine] lcores = %s: not worker lcores of this EAL "
+				   "(its lcores: the -l/--lcores of [eal] args; the main lcore is "
+				   "not one)", where, kv[i].value);
+			return -EINVAL;
 		}
-		return parse_uint(v, ENGINE_MAX_LCORES, &c->per_device) < 0 ||
-		       c->per_device == 0 ? -EINVAL : 0;
+		if (strcmp(kv[i].key, "lcores_per_device") == 0 &&
+		    strcmp(kv[i].value, "all") == 0)
+			c->per_device = 0;	/* resolved after the list: every lcore */
 	}
-	if (strcmp(k, "mbufs") == 0)
-		return parse_uint(v, 1u << 24, &c->mbufs);
-	if (strcmp(k, "mbuf_size") == 0)
-		return parse_uint(v, UINT16_MAX, &c->mbuf_size);
-	if (strcmp(k, "rxd") == 0)
-		return parse_uint(v, 32768, &c->rxd);
-	if (strcmp(k, "txd") == 0)
-		return parse_uint(v, 32768, &c->txd);
-	if (strcmp(k, "idle_sleep_us") == 0)
-		return parse_uint(v, 1000000, &c->idle_sleep_us);
-	if (strcmp(k, "idle_sleep_max_us") == 0)
-		return parse_uint(v, 1000000, &c->idle_sleep_max_us);
-	if (strcmp(k, "neigh_retry_ms") == 0)
-		return parse_uint(v, 60000, &c->neigh_retry_ms);
-	if (strcmp(k, "neigh_retries") == 0)
-		return parse_uint(v, 100, &c->neigh_retries);
-	if (strcmp(k, "neigh_reachable_s") == 0)
-		return parse_uint(v, 86400, &c->neigh_reachable_s);
-	if (strcmp(k, "link_poll_ms") == 0)
-		return parse_uint(v, 60000, &c->link_poll_ms);
-	if (strcmp(k, "start_wait_ms") == 0)
-		return parse_uint(v, 600000, &c->start_wait_ms);
-	if (strcmp(k, "pdump") == 0)
-		return parse_uint(v, 1, &c->pdump);
-	if (strcmp(k, "tx_zero_copy") == 0)
-		return parse_uint(v, 1, &c->tx_zero_copy);
-	if (strcmp(k, "fault_drop") == 0)
-		return parse_uint(v, 1000, &c->fault_drop);
-	if (strcmp(k, "fault_dup") == 0)
-		return parse_uint(v, 1000, &c->fault_dup);
-	if (strcmp(k, "fault_reorder") == 0)
-		return parse_uint(v, 1000, &c->fault_reorder);
-	if (strcmp(k, "fault_delay") == 0)
-		return parse_uint(v, 1000, &c->fault_delay);
-	if (strcmp(k, "fault_delay_us") == 0)
-		return parse_uint(v, 1000000, &c->fault_delay_us);
-	if (strcmp(k, "fault_corrupt") == 0)
-		return parse_uint(v, 1000, &c->fault_corrupt);
-	if (strcmp(k, "fault_ce") == 0)
-		return parse_uint(v, 1000, &c->fault_ce);
-	if (strcmp(k, "fault_ce_frames") == 0)
-		return parse_uint(v, UINT32_MAX - 1, &c->fault_ce_frames);
-	if (strcmp(k, "bottleneck_mbps") == 0)
-		return parse_uint(v, 4000000, &c->bottleneck_mbps);
-	if (strcmp(k, "bottleneck_mark_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_mark_kb);
-	if (strcmp(k, "bottleneck_mark_max_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_mark_max_kb);
-	if (strcmp(k, "bottleneck_mark_pmax") == 0)
-		return parse_uint(v, 1000, &c->bottleneck_mark_pmax);
-	if (strcmp(k, "bottleneck_limit_kb") == 0)
-		return parse_uint(v, 1u << 20, &c->bottleneck_limit_kb);
-	if (strcmp(k, "fault_seed") == 0)
-		return parse_uint(v, UINT32_MAX, &c->fault_seed);
-	if (strcmp(k, "log_counters") == 0)
-		return parse_uint(v, 1, &c->log_counters);
-	return -EINVAL;
+	return 0;
 }
 
 int engine_config_load(struct engine_config *c)
@@ -214,51 +128,33 @@ int engine_config_load(struct engine_config *c)
 
 int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
-	unsigned int i;
+	char where[300];
 
 	memset(c, 0, sizeof(*c));
-	c->inline_mode = true;
-	c->per_device = 1;
-	c->mbufs = 8191;
-	c->rxd = 1024;
-	c->txd = 1024;
-	c->neigh_retry_ms = 1000;
-	c->neigh_retries = 3;
-	c->neigh_reachable_s = 30;
-	c->link_poll_ms = 10;
-	c->pdump = 1;
-	c->tx_zero_copy = 1;
-	c->fault_delay_us = 100;
-	c->bottleneck_mark_kb = 64;
-	c->bottleneck_mark_pmax = 1000;
-	c->bottleneck_limit_kb = 1024;
-	for (i = 0; i < n; i++) {
-		if (parse_key(c, kv[i].key, kv[i].value) < 0) {
-			ENGINE_LOG(ERR, "[engine] bad key or value: %s = %s", kv[i].key,
-				   kv[i].value);
-			return -EINVAL;
-		}
-	}
+	if (verbs_cfg_check_kv("engine", kv, n) < 0 || take_lcores(c, kv, n) < 0)
+		return -EINVAL;
+	take_uints(c, kv, n);
 	if (c->per_device == 0)	/* all */
 		c->per_device = c->inline_mode ? 1 : c->n_lcores;
 	if (c->per_device > (c->inline_mode ? 1 : c->n_lcores)) {
-		ENGINE_LOG(ERR, "[engine] lcores_per_device %u: %s", c->per_device,
+		verbs_config_where("engine", "lcores_per_device", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] lcores_per_device %u: %s", where, c->per_device,
 			   c->inline_mode ? "the inline engine is one instance" :
 			   "more than the engine lcores");
 		return -EINVAL;
 	}
 	if (c->idle_sleep_max_us != 0 && c->idle_sleep_max_us < c->idle_sleep_us) {
-		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us %u below idle_sleep_us %u",
+		verbs_config_where("engine", "idle_sleep_max_us", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] idle_sleep_max_us %u below idle_sleep_us %u", where,
 			   c->idle_sleep_max_us, c->idle_sleep_us);
 		return -EINVAL;
 	}
 	if (c->idle_sleep_max_us != 0 && c->idle_sleep_us == 0) {
-		ENGINE_LOG(ERR, "[engine] idle_sleep_max_us without idle_sleep_us (lcores spin)");
+		verbs_config_where("engine", "idle_sleep_max_us", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: [engine] idle_sleep_max_us without idle_sleep_us (lcores "
+			   "spin)", where);
 		return -EINVAL;
 	}
-	if (c->mbufs < 2 * ENGINE_TXBUF || c->neigh_retry_ms == 0) {
-		ENGINE_LOG(ERR, "[engine] mbufs below %u or neigh_retry_ms 0", 2 * ENGINE_TXBUF);
-		return -EINVAL;
-	}
+	RTE_VERIFY(c->mbufs >= 2 * ENGINE_TXBUF && c->neigh_retry_ms != 0);	/* the table's */
 	return 0;
 }

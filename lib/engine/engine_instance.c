@@ -28,6 +28,7 @@
 #include "droce_engine.h"
 #include "engine_private.h"
 #include "env.h"
+#include "verbs_config.h"
 
 RTE_LOG_REGISTER(engine_logtype, droce.engine, NOTICE);
 
@@ -127,6 +128,13 @@ static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, 
 	snprintf(name, sizeof(name), "drc_pool%u", i);
 	lc->pool = rte_pktmbuf_pool_create(name, engine_cfg.mbufs, 256, 0, data_room(),
 					   (int)rte_socket_id());
+	if (lc->pool == NULL)
+		ENGINE_LOG(ERR, "engine instance %u: no mbuf pool of %u mbufs of %u bytes "
+			   "(%" PRIu64 " MiB): %s: lower [engine] mbufs (now %u) or mbuf_size (now "
+			   "%u; 0: from the largest MTU), or give EAL more memory (-m in [eal] args)",
+			   i, engine_cfg.mbufs, data_room(),
+			   (uint64_t)engine_cfg.mbufs * (data_room() + 128u) >> 20,
+			   rte_strerror(rte_errno), engine_cfg.mbufs, engine_cfg.mbuf_size);
 	/* One allocation: the QP list and the doorbell slot map. */
 	lc->qps = rte_calloc("droce_engine_qps", 2 * ENGINE_MAX_QPS, sizeof(*lc->qps), 0);
 	lc->by_slot = lc->qps + ENGINE_MAX_QPS;
@@ -192,8 +200,7 @@ static int init_locked(void)
 			lcore_create(i, RTE_MAX_LCORE, false) :
 			lcore_create(i, engine_cfg.lcores[i], true);
 		if (eng.lc[i] == NULL) {
-			ENGINE_LOG(ERR, "cannot create engine instance %u (mbufs %u)", i,
-				   engine_cfg.mbufs);
+			ENGINE_LOG(ERR, "cannot create engine instance %u", i);
 			return -ENOMEM;
 		}
 		eng.n_lc++;
@@ -341,9 +348,16 @@ static unsigned int shards_wanted(struct droce_device *dev)
 	if (cfg->lcores_per_device != 0)
 		n = cfg->lcores_per_device == DROCE_LCORES_ALL ? lcores : cfg->lcores_per_device;
 	if (n > lcores) {
-		ENGINE_LOG(ERR, "%s: lcores_per_device %u: %s", cfg->name, n,
-			   engine_cfg.inline_mode ? "the inline engine is one instance" :
-			   "more than the engine lcores");
+		char sec[80], where[300];
+
+		snprintf(sec, sizeof(sec), "device %s", cfg->name);
+		if (cfg->lcores_per_device != 0)
+			verbs_config_where(sec, "lcores_per_device", where, sizeof(where));
+		else
+			verbs_config_where("engine", "lcores_per_device", where, sizeof(where));
+		ENGINE_LOG(ERR, "%s: %s: lcores_per_device %u: %s (engine lcores: [engine] "
+			   "lcores)", where, cfg->name, n, engine_cfg.inline_mode ?
+			   "the inline engine is one instance" : "more than the engine lcores");
 		return 0;
 	}
 	if (max != 0 && max < n) {

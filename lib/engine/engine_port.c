@@ -213,8 +213,13 @@ int engine_port_start(struct engine_dev *p, bool shards)
 	if (rc == 0)
 		rc = port_start(p->port, cfg, shards);
 	if (rc != 0) {
-		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s", cfg->name, p->port,
-			   rte_strerror(-rc));
+		ENGINE_LOG(ERR, "%s: port %u: cannot start: %s%s", cfg->name, p->port,
+			   rte_strerror(-rc), rc == -ENOMEM ? ": its receive queues take rxd mbufs "
+			   "each from the engine's pool: raise [engine] mbufs or lower rxd "
+			   "(doc/configuration.md)" : "");
+		if (rc == -ENOMEM)
+			ENGINE_LOG(ERR, "%s: [engine] mbufs = %u, rxd = %u, %u queue(s)", cfg->name,
+				   engine_cfg.mbufs, engine_cfg.rxd, p->n_shards);
 		return rc < 0 ? rc : -EIO;
 	}
 	engine_steer_start(p);

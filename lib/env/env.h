@@ -49,6 +49,13 @@ void env_signals_restore(const sigset_t *old);
  */
 int env_eal_start(const char *args);
 
+/**
+ * What to do about env_eal_start(@p args) failing with rte_errno @p err, into @p buf: the
+ * hugepages it needs (how many, the command reserving them, or --no-huge), root or
+ * capabilities, or the argument EAL refused.
+ */
+void env_eal_explain(const char *args, int err, char *buf, size_t len);
+
 /** Whether env_eal_start() started EAL. */
 bool env_eal_owned(void);
 

@@ -226,7 +226,8 @@ bool droce_owns_eal(void);
  *
  * @param num_devices  If not NULL, set to the number of devices.
  * @return A NULL-terminated array to free with droce_free_device_list(), or NULL with errno
- *   ENOMEM, or EIO (configuration unreadable or EAL initialisation failed).
+ *   ENOMEM, EINVAL (the configuration has an error; droce logged it as FILE:LINE), or EIO
+ *   (configuration unreadable, EAL initialisation or a device's port failed).
  */
 struct droce_device **droce_get_device_list(int *num_devices);
 /** Free a list from droce_get_device_list(); the devices themselves stay valid. */

@@ -2,29 +2,28 @@
  * Copyright (c) 2026 The droce authors
  */
 /*
- * Configuration: an INI file parsed with rte_cfgfile. The embedded default is INI text too, so
- * one parser serves both; config/default.ini is a copy of it.
- *
- *   [eal]            args = EAL arguments used when droce initialises EAL itself
- *   [engine]         kept as key = value pairs for the engine layer (doc/engine.md)
- *   [cm]             kept as key = value pairs for the connection manager (doc/cm.md)
- *   [dcqcn]          kept as key = value pairs for the engine (doc/congestion.md)
- *   [device NAME]    devargs = DPDK devargs | ring_pair = PAIR (two devices joined in-process)
- *                    mac = 02:..., ipv4 = a.b.c.d, ipv6 = addr[,addr...], mtu = Ethernet MTU,
- *                    neigh = ADDR@MAC[,ADDR@MAC...] (static neighbours, IPv4 or IPv6 ADDR)
+ * Configuration: an INI file, checked line by line against the key table (verbs_config.h,
+ * verbs_config_keys.c; doc/configuration.md). The embedded default is INI text too, so one
+ * parser serves both; config/default.ini is a copy of it. A line is "[section]",
+ * "key = value" or blank; ';' starts a comment ("\;" is a ';' in a value). Anything the table
+ * does not allow is an error naming the file, the line and the key. [eal] args and the
+ * [device NAME] keys are used here; [engine], [cm] and [dcqcn] are kept as key = value pairs
+ * for the engine and lib/cm, which read them through the table (verbs_cfg_uint()).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <rte_cfgfile.h>
 #include <rte_ether.h>
 
+#include "verbs_config.h"
 #include "verbs_private.h"
+
+#define CFG_VALUE_LEN 256
 
 static const char default_ini[] =
 	"; SPDX-License-Identifier: BSD-3-Clause\n"
@@ -32,8 +31,7 @@ static const char default_ini[] =
 	";\n"
 	"; droce embedded default: two devices joined in-process by a net_ring pair.\n"
 	"; No NIC, no hugepages. Used when DROCE_CONFIG is not set; this file is a copy of it.\n"
-	"; Keys: [eal] args; [engine] lcores, mbufs, ... (doc/engine.md); [device NAME]\n"
-	"; devargs | ring_pair, mac, ipv4, ipv6 (comma-separated), mtu (Ethernet), neigh.\n"
+	"; Every section and key: doc/configuration.md (droce-run --config-reference).\n"
 	"; See doc/api.md.\n"
 	"; mtu = 9000: an in-memory link carries jumbo frames, as RoCE fabrics do, so the active MTU\n"
 	"; is 4096. For path MTU 1024 set mtu = 1500 (or per QP: path_mtu, perftest's -m 1024).\n"
@@ -137,35 +135,7 @@ static int parse_neigh_list(const char *val, struct droce_device_cfg *d)
 	return 0;
 }
 
-static int parse_mtu(const char *val, uint16_t *mtu)
-{
-	char *end;
-	unsigned long v = strtoul(val, &end, 10);
-
-	if (end == val || *end != '\0' || v < 576 || v > 65535)
-		return -EINVAL;
-	*mtu = (uint16_t)v;
-	return 0;
-}
-
-/* lcores_per_device: a count from 1, or "all". */
-static int parse_lcores(const char *val, uint16_t *n)
-{
-	char *end;
-	unsigned long v;
-
-	if (strcmp(val, "all") == 0) {
-		*n = DROCE_LCORES_ALL;
-		return 0;
-	}
-	v = strtoul(val, &end, 10);
-	if (end == val || *end != '\0' || v == 0 || v >= DROCE_LCORES_ALL)
-		return -EINVAL;
-	*n = (uint16_t)v;
-	return 0;
-}
-
-/* One key of a [device] section. */
+/* One key of a [device] section, already checked against the table. */
 static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char *val)
 {
 	struct rte_ether_addr ea;
@@ -186,135 +156,412 @@ static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char
 	}
 	if (strcmp(key, "ipv6") == 0)
 		return parse_ipv6_list(val, d);
-	if (strcmp(key, "mtu") == 0)
-		return parse_mtu(val, &d->mtu);
+	if (strcmp(key, "mtu") == 0) {
+		d->mtu = (uint16_t)strtoul(val[0] != '\0' ? val : "1500", NULL, 0);
+		return 0;
+	}
 	if (strcmp(key, "neigh") == 0)
 		return parse_neigh_list(val, d);
-	if (strcmp(key, "lcores_per_device") == 0)
-		return parse_lcores(val, &d->lcores_per_device);
+	if (strcmp(key, "lcores_per_device") == 0) {
+		d->lcores_per_device = strcmp(val, "all") == 0 ? DROCE_LCORES_ALL :
+				       (uint16_t)strtoul(val, NULL, 0);
+		return 0;
+	}
 	return -EINVAL;
 }
 
-static int parse_device(struct rte_cfgfile *cf, const char *sec, struct droce_device_cfg *d)
-{
-	struct rte_cfgfile_entry ent[16];
-	const char *name = sec + strlen("device");
-	int i, n;
+enum { SEC_NONE, SEC_EAL, SEC_ENGINE, SEC_CM, SEC_DCQCN, SEC_DEVICE, SEC_KINDS };
+static const char *const sec_kind[SEC_KINDS] = { "", "eal", "engine", "cm", "dcqcn", "device" };
 
-	memset(d, 0, sizeof(*d));
-	while (*name == ' ' || *name == '\t')
-		name++;
-	if (copy_str(d->name, sizeof(d->name), name) < 0 || d->name[0] == '\0')
-		return -EINVAL;
-	n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
-	if (n < 0)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (parse_dev_key(d, ent[i].name, ent[i].value) < 0) {
-			VERBS_LOG(ERR, "[%s] bad key or value: %s = %s", sec, ent[i].name,
-				  ent[i].value);
-			return -EINVAL;
-		}
-	}
+struct ini {
+	const char *path;		/* as messages name it */
+	struct verbs_config *out;
+	char *err;
+	size_t len;
+	unsigned int line;
+	int kind;			/* of the current section */
+	char section[CFG_VALUE_LEN];	/* its name as written */
+	unsigned int sec_line;
+	unsigned int first[SEC_KINDS];	/* line of each section seen (not [device]) */
+	unsigned int dev_line[DROCE_MAX_DEVICES];
+	unsigned int n_seen;		/* keys of the current section, for repeats */
+	struct {
+		const struct verbs_cfg_key *k;
+		unsigned int line;
+	} seen[64];
+};
+
+static int ini_err(struct ini *st, unsigned int line, const char *fmt, ...)
+	__rte_format_printf(3, 4);
+static int ini_err(struct ini *st, unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(st->err, st->len, "%s:%u: ", st->path, line);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < st->len)
+		vsnprintf(st->err + n, st->len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static char *strip(char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+/* The [device NAME] section ending: what a device needs besides its keys. */
+static int end_device(struct ini *st)
+{
+	struct droce_device_cfg *d;
+
+	if (st->kind != SEC_DEVICE)
+		return 0;
+	d = &st->out->dev[st->out->n_dev - 1];
 	if (d->mtu == 0)
 		d->mtu = 1500;
-	return verbs_config_check_dev(d);
+	if ((d->devargs[0] == '\0') == (d->ring_pair[0] == '\0'))
+		return ini_err(st, st->sec_line, "[%s] needs exactly one of devargs (a DPDK port) "
+			       "and ring_pair (an in-process link)", st->section);
+	return verbs_config_check_dev(d) == 0 ? 0 :
+	       ini_err(st, st->sec_line, "[%s] is not a valid device", st->section);
 }
 
-/* A section kept as key = value pairs for a layer above verbs ([engine], [cm]). */
-static int parse_kv(struct rte_cfgfile *cf, const char *section, struct verbs_kv *kv,
-		    unsigned int max, unsigned int *n_out)
+static int new_device(struct ini *st, const char *name)
 {
-	struct rte_cfgfile_entry ent[VERBS_MAX_KV];
-	int i, n;
+	struct verbs_config *out = st->out;
+	unsigned int i;
 
-	if (!rte_cfgfile_has_section(cf, section))
-		return 0;
-	n = rte_cfgfile_section_entries(cf, section, ent, RTE_MIN(max, RTE_DIM(ent)));
-	if (n < 0 || n > (int)max || rte_cfgfile_section_num_entries(cf, section) > n)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (copy_str(kv[i].key, sizeof(kv[i].key), ent[i].name) < 0 ||
-		    copy_str(kv[i].value, sizeof(kv[i].value), ent[i].value) < 0)
-			return -EINVAL;
-	}
-	*n_out = (unsigned int)n;
+	if (name[0] == '\0')
+		return ini_err(st, st->line, "[device] needs a name: [device NAME]");
+	if (out->n_dev == DROCE_MAX_DEVICES)
+		return ini_err(st, st->line, "[%s]: more than %u devices", st->section,
+			       DROCE_MAX_DEVICES);
+	for (i = 0; i < out->n_dev; i++)
+		if (strcmp(out->dev[i].name, name) == 0)
+			return ini_err(st, st->line, "[%s] given twice (also line %u)",
+				       st->section, st->dev_line[i]);
+	memset(&out->dev[out->n_dev], 0, sizeof(out->dev[0]));
+	if (copy_str(out->dev[out->n_dev].name, sizeof(out->dev[0].name), name) < 0)
+		return ini_err(st, st->line, "[%s]: the name is longer than %zu characters",
+			       st->section, sizeof(out->dev[0].name) - 1);
+	st->dev_line[out->n_dev++] = st->line;
 	return 0;
 }
 
-static int parse_globals(struct rte_cfgfile *cf, struct verbs_config *out)
+static int unknown_section(struct ini *st, const char *word, const char *rest)
 {
-	const char *v;
-	int rc;
+	const char *s = verbs_cfg_suggest_section(word);
 
-	v = rte_cfgfile_get_entry(cf, "eal", "args");
-	if (v != NULL && copy_str(out->eal_args, sizeof(out->eal_args), v) < 0)
-		return -EINVAL;
-	rc = parse_kv(cf, "engine", out->engine, RTE_DIM(out->engine), &out->n_engine);
-	if (rc == 0)
-		rc = parse_kv(cf, "cm", out->cm, RTE_DIM(out->cm), &out->n_cm);
-	if (rc == 0)
-		rc = parse_kv(cf, "dcqcn", out->dcqcn, RTE_DIM(out->dcqcn), &out->n_dcqcn);
-	return rc;
+	if (strcmp(word, "device") == 0 || (s != NULL && strcmp(s, "device") == 0 && *rest))
+		return ini_err(st, st->line, "unknown section [%s]; did you mean [device %s]?",
+			       st->section, *rest ? rest : "NAME");
+	if (s != NULL && strcmp(s, "device") != 0)
+		return ini_err(st, st->line, "unknown section [%s]; did you mean [%s]?",
+			       st->section, s);
+	return ini_err(st, st->line, "unknown section [%s]; the sections are [eal], [engine], "
+		       "[cm], [dcqcn] and [device NAME] (doc/configuration.md)", st->section);
 }
 
-static int parse_cfgfile(struct rte_cfgfile *cf, struct verbs_config *out)
+static int section_line(struct ini *st, char *line)
 {
-	char names[DROCE_MAX_DEVICES + 8][CFG_NAME_LEN];
-	char *secs[RTE_DIM(names)];
-	int i, n, rc;
+	char *end = strchr(line, ']'), *name, *rest;
+	size_t w;
+	int rc = end_device(st), k;
 
-	memset(out, 0, sizeof(*out));
-	rc = parse_globals(cf, out);
 	if (rc < 0)
 		return rc;
-	for (i = 0; i < (int)RTE_DIM(names); i++)
-		secs[i] = names[i];
-	n = rte_cfgfile_sections(cf, secs, RTE_DIM(names));
-	for (i = 0; i < n; i++) {
-		if (strncmp(secs[i], "device", 6) != 0)
-			continue;
-		if (out->n_dev == DROCE_MAX_DEVICES)
-			return -ENOSPC;
-		rc = parse_device(cf, secs[i], &out->dev[out->n_dev]);
-		if (rc < 0)
-			return rc;
-		out->n_dev++;
+	if (end == NULL)
+		return ini_err(st, st->line, "'%s': no closing ']'", line);
+	*end = '\0';
+	name = strip(line + 1);
+	if (copy_str(st->section, sizeof(st->section), name) < 0)
+		return ini_err(st, st->line, "section name longer than %d characters",
+			       CFG_VALUE_LEN - 1);
+	st->sec_line = st->line;
+	st->n_seen = 0;
+	st->kind = SEC_NONE;
+	w = strcspn(name, " \t");
+	rest = strip(name + w);
+	name[w] = '\0';
+	for (k = SEC_EAL; k < SEC_KINDS; k++)
+		if (strcmp(name, sec_kind[k]) == 0)
+			break;
+	if (k == SEC_DEVICE && rest[0] != '\0') {
+		st->kind = SEC_DEVICE;
+		return new_device(st, rest);
 	}
+	if (k == SEC_KINDS || k == SEC_DEVICE || rest[0] != '\0')
+		return unknown_section(st, name, rest);
+	if (st->first[k] != 0)
+		return ini_err(st, st->line, "[%s] given twice (also line %u)", st->section,
+			       st->first[k]);
+	st->first[k] = st->line;
+	st->kind = k;
 	return 0;
 }
 
-/* rte_cfgfile reads files only: give it the embedded text through a memfd. */
-static struct rte_cfgfile *load_default(void)
+static int unknown_key(struct ini *st, const char *key)
 {
-	struct rte_cfgfile *cf = NULL;
-	char path[64];
-	size_t len = sizeof(default_ini) - 1;
-	int fd = memfd_create("droce-default.ini", MFD_CLOEXEC);
+	const char *other = NULL;
+	const char *s = verbs_cfg_suggest_key(sec_kind[st->kind], key, &other);
 
-	if (fd < 0)
-		return NULL;
-	if (write(fd, default_ini, len) == (ssize_t)len) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		cf = rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES);
+	if (s != NULL && other != NULL)
+		return ini_err(st, st->line, "unknown key '%s' in [%s]; '%s' belongs in [%s%s]",
+			       key, st->section, key, other,
+			       strcmp(other, "device") == 0 ? " NAME" : "");
+	if (s != NULL)
+		return ini_err(st, st->line, "unknown key '%s' in [%s]; did you mean '%s'?", key,
+			       st->section, s);
+	return ini_err(st, st->line, "unknown key '%s' in [%s]; the keys of [%s%s] are in "
+		       "doc/configuration.md", key, st->section, sec_kind[st->kind],
+		       st->kind == SEC_DEVICE ? " NAME" : "");
+}
+
+static int store(struct ini *st, const char *key, const char *val)
+{
+	struct verbs_config *out = st->out;
+	struct verbs_kv *kv;
+	unsigned int *n;
+
+	switch (st->kind) {
+	case SEC_EAL:
+		return copy_str(out->eal_args, sizeof(out->eal_args), val);
+	case SEC_DEVICE:
+		return parse_dev_key(&out->dev[out->n_dev - 1], key, val);
+	case SEC_ENGINE:
+		kv = out->engine;
+		n = &out->n_engine;
+		break;
+	case SEC_CM:
+		kv = out->cm;
+		n = &out->n_cm;
+		break;
+	default:
+		kv = out->dcqcn;
+		n = &out->n_dcqcn;
+		break;
 	}
-	close(fd);
-	return cf;
+	if (*n == VERBS_MAX_KV || copy_str(kv[*n].key, sizeof(kv[*n].key), key) < 0 ||
+	    copy_str(kv[*n].value, sizeof(kv[*n].value), val) < 0)
+		return -EINVAL;
+	(*n)++;
+	return 0;
+}
+
+/* "\;" in a value is a ';'. */
+static void unescape(char *v)
+{
+	char *r = v, *w = v;
+
+	for (; *r != '\0'; r++)
+		if (!(r[0] == '\\' && r[1] == ';'))
+			*w++ = *r;
+	*w = '\0';
+}
+
+static int entry_line(struct ini *st, char *line)
+{
+	const struct verbs_cfg_key *k;
+	char *eq = strchr(line, '='), *key, *val, why[192];
+	unsigned int i;
+
+	if (eq == NULL)
+		return ini_err(st, st->line, "'%s' is neither 'key = value' nor a [section]",
+			       line);
+	*eq = '\0';
+	key = strip(line);
+	val = strip(eq + 1);
+	unescape(val);
+	if (st->kind == SEC_NONE)
+		return ini_err(st, st->line, "'%s' comes before any [section]", key);
+	k = verbs_cfg_key_find(sec_kind[st->kind], key);
+	if (k == NULL)
+		return unknown_key(st, key);
+	for (i = 0; i < st->n_seen; i++)
+		if (st->seen[i].k == k && k->type != VERBS_CFG_IPV6 && k->type != VERBS_CFG_NEIGH)
+			return ini_err(st, st->line, "'%s' given twice in [%s] (also line %u)",
+				       key, st->section, st->seen[i].line);
+	if (st->n_seen < RTE_DIM(st->seen)) {
+		st->seen[st->n_seen].k = k;
+		st->seen[st->n_seen++].line = st->line;
+	}
+	if (verbs_cfg_check(k, val, why, sizeof(why)) < 0)
+		return ini_err(st, st->line, "bad value for '%s' in [%s]: %s", key, st->section,
+			       why);
+	if (store(st, key, val) < 0)
+		return ini_err(st, st->line, "bad value for '%s' in [%s]: '%s'", key,
+			       st->section, val);
+	return 0;
+}
+
+static int parse_line(struct ini *st, char *line)
+{
+	char *c = line;
+
+	while ((c = strchr(c, ';')) != NULL) {	/* a comment, unless escaped */
+		if (c == line || c[-1] != '\\') {
+			*c = '\0';
+			break;
+		}
+		c++;
+	}
+	line = strip(line);
+	if (line[0] == '\0')
+		return 0;
+	return line[0] == '[' ? section_line(st, line) : entry_line(st, line);
+}
+
+static int parse_text(char *text, struct ini *st)
+{
+	char *line = text, *nl;
+	int rc = 0;
+
+	memset(st->out, 0, sizeof(*st->out));
+	while (rc == 0 && *line != '\0') {
+		nl = strchr(line, '\n');
+		if (nl != NULL)
+			*nl = '\0';
+		st->line++;
+		rc = parse_line(st, line);
+		if (nl == NULL)
+			break;
+		line = nl + 1;
+	}
+	return rc == 0 ? end_device(st) : rc;
+}
+
+/* The whole file (a pipe too), NUL-terminated; NULL with the reason in @p err. */
+static char *read_file(const char *path, char *err, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL, *bigger;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	while (f != NULL && rc == 0) {
+		if (n + 1 >= cap) {
+			cap = cap != 0 ? 2 * cap : 4096;
+			bigger = cap <= (1u << 24) ? realloc(buf, cap) : NULL;
+			if (bigger == NULL) {
+				rc = EFBIG;
+				break;
+			}
+			buf = bigger;
+		}
+		n += fread(buf + n, 1, cap - 1 - n, f);
+		if (ferror(f))
+			rc = errno != 0 ? errno : EIO;
+		else if (feof(f))
+			break;
+	}
+	if (f == NULL || rc != 0) {
+		snprintf(err, len, "cannot read configuration %s: %s", path,
+			 strerror(f == NULL ? errno : rc));
+		free(buf);
+		buf = NULL;
+	} else {
+		buf[n] = '\0';
+	}
+	if (f != NULL)
+		fclose(f);
+	return buf;
+}
+
+static int config_parse(const char *path, struct verbs_config *out, char *err, size_t len)
+{
+	struct ini *st = calloc(1, sizeof(*st));
+	char *text;
+	int rc;
+
+	errno = 0;
+	text = path != NULL ? read_file(path, err, len) : strdup(default_ini);
+	if (st == NULL || text == NULL) {
+		free(st);
+		free(text);
+		return -EIO;
+	}
+	st->path = path != NULL ? path : "(embedded default)";
+	st->out = out;
+	st->err = err;
+	st->len = len;
+	rc = parse_text(text, st);
+	free(text);
+	free(st);
+	return rc;
 }
 
 int verbs_config_load(const char *path, struct verbs_config *out)
 {
-	struct rte_cfgfile *cf;
+	char err[512];
+	int rc = config_parse(path, out, err, sizeof(err));
+
+	if (rc < 0)
+		VERBS_LOG(ERR, "%s", err);
+	return rc;
+}
+
+int verbs_config_check_file(const char *path, char *err, size_t len)
+{
+	struct verbs_config *c = malloc(sizeof(*c));
 	int rc;
 
-	cf = path != NULL ? rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES) : load_default();
-	if (cf == NULL) {
-		VERBS_LOG(ERR, "cannot read configuration %s", path ? path : "(embedded)");
-		return -EIO;
+	if (c == NULL) {
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
 	}
-	rc = parse_cfgfile(cf, out);
-	rte_cfgfile_close(cf);
-	if (rc < 0)
-		VERBS_LOG(ERR, "bad configuration %s", path ? path : "(embedded)");
+	rc = config_parse(path, c, err, len);
+	free(c);
 	return rc;
+}
+
+/* The line of [section] or of its @p key in @p text, 0 if none. */
+static unsigned int line_in(char *text, const char *section, const char *key)
+{
+	char *line = text, *nl, *l, *eq;
+	unsigned int n = 0;
+	bool in = false;
+
+	for (; line != NULL && *line != '\0'; line = nl != NULL ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl != NULL)
+			*nl = '\0';
+		n++;
+		line[strcspn(line, ";")] = '\0';
+		l = strip(line);
+		if (l[0] == '[') {
+			l[strcspn(l, "]")] = '\0';
+			in = strcmp(strip(l + 1), section) == 0;
+			if (in && key == NULL)
+				return n;
+		} else if (in && key != NULL && (eq = strchr(l, '=')) != NULL) {
+			*eq = '\0';
+			if (strcmp(strip(l), key) == 0)
+				return n;
+		}
+	}
+	return 0;
+}
+
+void verbs_config_where(const char *section, const char *key, char *buf, size_t len)
+{
+	const char *path = verbs_config_path();
+	char err[8];
+	char *text = path != NULL ? read_file(path, err, sizeof(err)) : strdup(default_ini);
+	unsigned int line = text != NULL ? line_in(text, section, key) : 0;
+
+	if (path == NULL)
+		path = "(embedded default)";
+	if (line != 0)
+		snprintf(buf, len, "%s:%u", path, line);
+	else
+		snprintf(buf, len, "%s", path);
+	free(text);
 }

@@ -8,12 +8,14 @@
  * or probed (env_port_pair(), env_port_probe()) by the env layer, when droce first needs them.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
 
 #include "env.h"
+#include "verbs_config.h"
 #include "verbs_private.h"
 
 RTE_LOG_REGISTER(verbs_logtype, droce.verbs, NOTICE);
@@ -29,6 +31,7 @@ static struct {
 	struct verbs_kv cm[VERBS_MAX_KV];	/**< the [cm] section, for lib/cm */
 	unsigned int n_dcqcn;
 	struct verbs_kv dcqcn[VERBS_MAX_KV];	/**< the [dcqcn] section, for the engine */
+	char *config_path;	/**< DROCE_CONFIG as loaded, NULL: the embedded default */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .rc = 1 };
 
 /*
@@ -120,9 +123,13 @@ static int join_pair(struct droce_device *a, struct droce_device *b)
 	uint16_t pa, pb;
 
 	if (a->cfg.lcores_per_device != b->cfg.lcores_per_device) {
+		char sec[80], where[300];
+
 		/* Shard k of one side transmits on queue k, which shard k of the other polls. */
-		VERBS_LOG(ERR, "ring pair %s: %s and %s have different lcores_per_device",
-			  a->cfg.ring_pair, a->cfg.name, b->cfg.name);
+		snprintf(sec, sizeof(sec), "device %s", b->cfg.name);
+		verbs_config_where(sec, NULL, where, sizeof(where));
+		VERBS_LOG(ERR, "%s: ring pair %s: %s and %s have different lcores_per_device: "
+			  "give both the same", where, a->cfg.ring_pair, a->cfg.name, b->cfg.name);
 		return -EINVAL;
 	}
 	if (env_port_pair(a->cfg.ring_pair, a->cfg.name, b->cfg.name, &pa, &pb) != 0) {
@@ -134,13 +141,43 @@ static int join_pair(struct droce_device *a, struct droce_device *b)
 	return 0;
 }
 
+/* Why a port may not come from @p devargs, and what to do. */
+static void probe_hint(const char *devargs, char *buf, size_t len)
+{
+	char iface[IF_NAMESIZE + 1] = "";
+	const char *p = strstr(devargs, "iface=");
+
+	if (p != NULL)
+		snprintf(iface, sizeof(iface), "%.*s", (int)strcspn(p + 6, ","), p + 6);
+	if (iface[0] != '\0' && if_nametoindex(iface) == 0)
+		snprintf(buf, len, "network interface '%s' does not exist: iface= must name an "
+			 "existing interface ('ip link show' lists them)", iface);
+	else if (iface[0] != '\0')
+		snprintf(buf, len, "interface '%s' exists; its driver refused it (DPDK's message "
+			 "above)%s", iface, geteuid() == 0 ? "" : "; raw sockets need root or "
+			 "CAP_NET_RAW");
+	else if (strncmp(devargs, "net_", 4) == 0 || strncmp(devargs, "eth_", 4) == 0)
+		snprintf(buf, len, "a virtual device: is its driver in this DPDK and are its "
+			 "arguments right (DPDK's message above; 'dpdk-testpmd --vdev=...' tries "
+			 "it)?");
+	else
+		snprintf(buf, len, "not a virtual device (net_...): it must be the PCI address of "
+			 "a NIC bound to vfio-pci or uio ('dpdk-devbind.py --status'), with no "
+			 "--no-pci in [eal] args");
+}
+
 static int probe_devargs(struct droce_device *dev)
 {
 	uint16_t port;
 	int rc = env_port_probe(dev->cfg.devargs, &port);
 
-	if (rc == -ENODEV)
-		VERBS_LOG(ERR, "cannot probe %s", dev->cfg.devargs);
+	if (rc == -ENODEV) {
+		char why[384];
+
+		probe_hint(dev->cfg.devargs, why, sizeof(why));
+		VERBS_LOG(ERR, "[device %s] devargs = '%s': no port: %s", dev->cfg.name,
+			  dev->cfg.devargs, why);
+	}
 	if (rc < 0)
 		return rc;
 	port_ready(dev, port);
@@ -216,12 +253,16 @@ static int add_device(const struct droce_device_cfg *cfg)
 	return 0;
 }
 
-static int eal_start(const char *args)
+static int eal_start(const char *args, const char *path)
 {
+	char why[512];
 	int rc = env_eal_start(args);
 
-	if (rc < 0)
-		VERBS_LOG(ERR, "rte_eal_init(%s) failed: %s", args, rte_strerror(rte_errno));
+	if (rc < 0) {
+		env_eal_explain(args, rte_errno, why, sizeof(why));
+		VERBS_LOG(ERR, "EAL did not start with [eal] args = '%s' of %s: %s", args,
+			  path != NULL ? path : "the embedded default", why);
+	}
 	return rc;
 }
 
@@ -235,7 +276,9 @@ static int init_locked(void)
 	cfg = calloc(1, sizeof(*cfg));
 	if (cfg == NULL)
 		return -ENOMEM;
-	rc = verbs_config_load(path != NULL && path[0] != '\0' ? path : NULL, cfg);
+	if (path != NULL && path[0] != '\0')
+		g.config_path = strdup(path);
+	rc = verbs_config_load(g.config_path, cfg);
 	if (rc == 0) {
 		g.n_engine = cfg->n_engine;
 		memcpy(g.engine, cfg->engine, sizeof(g.engine));
@@ -243,7 +286,7 @@ static int init_locked(void)
 		memcpy(g.cm, cfg->cm, sizeof(g.cm));
 		g.n_dcqcn = cfg->n_dcqcn;
 		memcpy(g.dcqcn, cfg->dcqcn, sizeof(g.dcqcn));
-		rc = eal_start(cfg->eal_args);
+		rc = eal_start(cfg->eal_args, g.config_path);
 	}
 	for (i = 0; rc == 0 && i < cfg->n_dev; i++) {
 		rc = add_device(&cfg->dev[i]);
@@ -304,6 +347,11 @@ struct droce_device *verbs_device_find(const char *name)
 int verbs_device_port(const struct droce_device *dev)
 {
 	return __atomic_load_n(&dev->port_id, __ATOMIC_ACQUIRE);
+}
+
+const char *verbs_config_path(void)
+{
+	return g.config_path;	/* written once, at initialisation */
 }
 
 unsigned int verbs_engine_config(const struct verbs_kv **kv)
@@ -379,8 +427,10 @@ struct droce_device **droce_get_device_list(int *num_devices)
 	struct droce_device **list;
 	unsigned int i;
 
-	if (verbs_init() < 0) {
-		errno = EIO;
+	int rc = verbs_init();
+
+	if (rc < 0) {
+		errno = rc == -EINVAL ? EINVAL : EIO;
 		return NULL;
 	}
 	pthread_mutex_lock(&g.lock);

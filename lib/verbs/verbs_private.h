@@ -318,6 +318,8 @@ struct verbs_config {
 int verbs_config_load(const char *path, struct verbs_config *out);
 /** The embedded default configuration as INI text (what config/default.ini holds). */
 const char *verbs_config_default_ini(void);
+/** The configuration file in use, NULL for the embedded default. */
+const char *verbs_config_path(void);
 /** Check one device description. @return 0, -EINVAL. */
 int verbs_config_check_dev(const struct droce_device_cfg *cfg);
 

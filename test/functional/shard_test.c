@@ -22,13 +22,14 @@
  *                              handoff drops nothing (the ring pair does not either)
  *   shard_test lcore arp       ARP storm: QPs of every shard on both devices resolving
  *                              addresses nobody has, while the 64 pairs run (as handoff)
- *   shard_test lcore badcfg    [engine] lcores_per_device above the engine lcores, 0, not a
- *                              number, or with the inline engine: droce_open_device() fails
- *                              (EIO) on both devices, which are still listed; a [device]
+ *   shard_test lcore badcfg    [engine] lcores_per_device above the engine lcores or with
+ *                              the inline engine: droce_open_device() fails (EIO) on both
+ *                              devices, which are still listed; a [device]
  *                              lcores_per_device above the engine lcores or 2 inline: open
- *                              fails EINVAL; the two devices of the ring pair disagreeing, 0,
- *                              not a number: no device list (EIO) (a child process per
- *                              configuration, made from the test's own INI)
+ *                              fails EINVAL; [engine] or [device] lcores_per_device 0 or not
+ *                              a number, the two devices of the ring pair disagreeing: no
+ *                              device list (EINVAL) (a child process per configuration, made
+ *                              from the test's own INI)
  *
  * ARP frames are only those droce itself sends (requests for unresolvable addresses): a
  * functional test has no raw port to inject gratuitous ARP from.
@@ -675,9 +676,10 @@ static void ini_variant(const char *out, const char *per, const char *lcores,
 	CHECK_EQ(fclose(o), 0);
 }
 
-/* The child: both devices are listed and neither opens (errno @p err: EIO for a bad [engine]
- * key, EINVAL for a device's), nothing is left running; or (@p err 0) the configuration is
- * refused whole (a ring pair whose devices disagree: no list, EIO). */
+/* The child: both devices are listed and neither opens (errno @p err: EIO for an [engine]
+ * lcores_per_device the lcores cannot give, EINVAL for a device's), nothing is left running;
+ * or (@p err 0) the configuration is refused whole (a value out of the key's range, or a ring
+ * pair whose devices disagree: no list, EINVAL). */
 static int badcfg_child(int err)
 {
 	struct droce_device **list;
@@ -687,7 +689,7 @@ static int badcfg_child(int err)
 	list = droce_get_device_list(&n);
 	if (err == 0) {
 		CHECK(list == NULL);
-		CHECK_EQ(errno, EIO);
+		CHECK_EQ(errno, EINVAL);
 		return 0;
 	}
 	CHECK(list != NULL && n == 2);
@@ -738,8 +740,8 @@ static void badcfg(void)
 
 	snprintf(more, sizeof(more), "%u", n + 1);
 	badcfg_run(more, NULL, none, "badcfg-child-eio");
-	badcfg_run("0", NULL, none, "badcfg-child-eio");
-	badcfg_run("two", NULL, none, "badcfg-child-eio");
+	badcfg_run("0", NULL, none, "badcfg-child-nolist");	/* out of the key's range */
+	badcfg_run("two", NULL, none, "badcfg-child-nolist");
 	badcfg_run("2", "", none, "badcfg-child-eio");		/* inline: one instance */
 	/* [device] lcores_per_device: more than the engine's lcores, or above 1 inline. */
 	badcfg_run("1", NULL, more2, "badcfg-child-einval");

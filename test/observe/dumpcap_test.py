@@ -151,7 +151,8 @@ def refused(app, exe, config, mnt):
                         '--file-prefix=' + app.prefix + '_bad'], input='quit\n',
                        capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, DROCE_CONFIG=bad))
-    check(p.returncode != 0 and '[engine] bad key or value: pdump = 2' in p.stdout + p.stderr,
+    check(p.returncode != 0 and "bad value for 'pdump' in [engine]: 2 is above the maximum 1"
+          in p.stdout + p.stderr,
           'pdump = 2: exit %d: %s%s' % (p.returncode, p.stdout, p.stderr))
     print('pdump = 0: dumpcap refused; pdump = 2: configuration refused')
 
