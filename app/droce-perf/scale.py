@@ -307,8 +307,9 @@ def main():
             if p[1]['droce_post_send']:
                 app = packet_work(p) / n
             elif p[1]['engine_iteration']:
-                role = '+'.join(r for r, fn in (('requester', 'req_tx'),
-                                                ('responder', 'resp_rx')) if p[0][fn] > 20 * n)
+                role = '+'.join(r for r, fn in (('requester', 'transport_req_tx'),
+                                                ('responder', 'transport_resp_rx'))
+                                if p[0][fn] > 20 * n)
                 eng.append((packet_work(p) / n, p[1]['engine_iteration'], role or 'idle'))
         if not eng:
             die(f'{name}: no engine thread in the callgrind files')

@@ -63,7 +63,8 @@ static void ureq_done(struct transport_qp *t)
 		transport_state_sync(t);	/* the send CQ overran */
 }
 
-unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+unsigned int transport_ureq_tx(struct transport_env *env, struct transport_qp *t,
+			       unsigned int budget)
 {
 	enum ibv_qp_state st = transport_state(t);
 	unsigned int sent = 0;
@@ -86,7 +87,7 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			break;
 		}
 		if (unlikely(e->w->opcode == IBV_WR_BIND_MW || e->w->opcode == IBV_WR_LOCAL_INV)) {
-			e->err = req_local(t, e->w);	/* in order, as the RC requester */
+			e->err = transport_req_local(t, e->w);	/* in order, as the RC requester */
 			if (e->err == IBV_WC_SUCCESS)
 				ureq_done(t);
 			continue;
@@ -94,8 +95,8 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 		if (!transport_cc_tx_ok(env, t))
 			break;	/* the DCQCN pacer */
 		last = false;
-		rc = t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
-					     uc_send_packet(env, t, e->w, &last);
+		rc = t->type == IBV_QPT_UD ? transport_ud_send_packet(env, t, e->w, &last) :
+					     transport_uc_send_packet(env, t, e->w, &last);
 		if (rc == -EFAULT) {
 			/* Its memory was deregistered under the WR: a local protection error,
 			 * as the lkey check of a new WR would give (next turn of the loop). */
@@ -111,7 +112,7 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 	return sent;
 }
 
-bool ureq_pending(const struct transport_qp *t)
+bool transport_ureq_pending(const struct transport_qp *t)
 {
 	enum ibv_qp_state st = transport_state(t);
 
