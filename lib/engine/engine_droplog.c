@@ -141,7 +141,7 @@ const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n)
 	return droce_parse_err_str((enum droce_parse_err)reason);
 }
 
-void engine_drop_log(struct engine_dev *edev, unsigned int reason,
+void engine_drop_log(struct engine_shard *edev, unsigned int reason,
 		     const struct engine_drop_key *k)
 {
 	const char *name = verbs_device_cfg(edev->dev)->name, *desc;
@@ -161,7 +161,7 @@ void engine_drop_log(struct engine_dev *edev, unsigned int reason,
 
 /* ---- The transport's drops ---- */
 
-void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
+void engine_tdrop_log(struct engine_shard *edev, enum transport_verdict v,
 		      const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn)
 {
 	unsigned int reason = tdrop_reason[v];
@@ -173,7 +173,7 @@ void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
 	engine_drop_log(edev, reason, &k);
 }
 
-void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m)
+void engine_drop_raw(struct engine_shard *edev, unsigned int reason, const struct rte_mbuf *m)
 {
 	struct engine_drop_key k;
 
