@@ -10,7 +10,7 @@
  * Reasons are the device counters that count a dropped frame (engine_drop_reason) and the
  * parser's rejection reasons (ENGINE_DROP_PARSE(err)). The engine's own drop sites call
  * engine_drop(); the transport's are the verdicts transport_rx() returns, one per DROP
- * counter of transport_counters.def (engine_tdrop()). Only the owner of the device runs any
+ * counter of DROCE_TRANSPORT_COUNTERS (engine_tdrop()). Only the owner of the device runs any
  * of this.
  */
 #include <ctype.h>
@@ -25,10 +25,10 @@
 
 /* The counter index of each transport verdict: the reason it names. */
 static const uint16_t tdrop_reason[TRANSPORT_VERDICT_NUM] = {
-#define DROCE_COUNTER(name, disposition, desc) \
+#define TDROP_REASON(name, disposition, desc) \
 	TRANSPORT_IF_DROP(disposition, [TRANSPORT_DROP_##name] = ECNT_##name,)
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+	DROCE_TRANSPORT_COUNTERS(TDROP_REASON)
+#undef TDROP_REASON
 };
 
 /* ---- Key fields ---- */

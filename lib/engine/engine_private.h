@@ -137,10 +137,9 @@ struct engine_mcg {
 
 /** Counter indices: struct droce_counters' fields in order (droce_counter_name()). */
 enum engine_cnt_idx {
-#define DROCE_COUNTER(name, disposition, desc) ECNT_##name,
-#include "engine_counters.def"
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+#define ENGINE_CNT_IDX(name, disposition, desc) ECNT_##name,
+	DROCE_COUNTERS(ENGINE_CNT_IDX)
+#undef ENGINE_CNT_IDX
 	ECNT_NUM
 };
 /** Drop reasons: a counter index, or a parser reason after them. */
