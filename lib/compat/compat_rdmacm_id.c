@@ -102,7 +102,7 @@ void rcm_id_sync(struct rcm_id *w)
 	w->pub.qp_type = d->qp_type;
 	w->pub.port_num = d->port_num;
 	if (w->pub.verbs == NULL && d->verbs != NULL) {
-		rd = rcm_dev_get(d->verbs->device);
+		rd = compat_rcm_dev_get(d->verbs->device);
 		if (rd != NULL) {
 			w->pub.verbs = rd->ctx;
 			if (w->pub.pd == NULL)
@@ -111,7 +111,7 @@ void rcm_id_sync(struct rcm_id *w)
 	}
 }
 
-struct rcm_id *rcm_id_of(struct droce_cm_id *d)
+struct rcm_id *compat_rcm_id_of(struct droce_cm_id *d)
 {
 	struct rcm_id *owner = d->context, *w;
 	struct rcm_chan *own = NULL;
@@ -170,7 +170,7 @@ nomem:
 	return -1;
 }
 
-void rcm_id_event_sync(struct rcm_id *w)
+void compat_rcm_id_event_sync(struct rcm_id *w)
 {
 	struct droce_cm_event *ev = w->d->event;
 	struct rcm_event *e;
@@ -219,7 +219,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	w = to_rid(id);
 	if (droce_cm_migrate_id(w->d, channel != NULL ? to_rchan(channel)->d : NULL) != 0)
 		return -1;
-	rcm_id_event_sync(w);
+	compat_rcm_id_event_sync(w);
 	if (channel == NULL) {
 		own = calloc(1, sizeof(*own));
 		if (own == NULL) {
@@ -245,7 +245,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	rc_ = (call); \
 	err_ = errno; \
 	rcm_id_sync(to_rid(id)); \
-	rcm_id_event_sync(to_rid(id)); \
+	compat_rcm_id_event_sync(to_rid(id)); \
 	if (rc_ != 0) \
 		errno = err_; \
 	return rc_; \
@@ -325,19 +325,19 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	if (droce_cm_get_request(l->d, &d) != 0) {
 		int err = errno;
 
-		rcm_id_event_sync(l);
+		compat_rcm_id_event_sync(l);
 		errno = err;
 		return -1;
 	}
-	rcm_id_event_sync(l);
-	w = rcm_id_of(d);
+	compat_rcm_id_event_sync(l);
+	w = compat_rcm_id_of(d);
 	if (w == NULL) {
 		droce_cm_reject(d, NULL, 0);
 		droce_cm_destroy_id(d);
 		errno = ENOMEM;
 		return -1;
 	}
-	rcm_id_event_sync(w);	/* the request, in the new id's event */
+	compat_rcm_id_event_sync(w);	/* the request, in the new id's event */
 	if (l->ep_qp) {
 		struct ibv_qp_init_attr a = l->ep_attr;
 
@@ -378,7 +378,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	if (droce_cm_get_cm_event(to_rchan(channel)->d, &ev) != 0)
 		return -1;
 	e = calloc(1, sizeof(*e));
-	w = rcm_id_of(ev->id);
+	w = compat_rcm_id_of(ev->id);
 	if (e == NULL || w == NULL) {
 		free(e);
 		droce_cm_ack_cm_event(ev);
@@ -388,7 +388,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	rcm_id_sync(w);
 	e->d = ev;
 	e->pub.id = &w->pub;
-	e->pub.listen_id = ev->listen_id != NULL ? &rcm_id_of(ev->listen_id)->pub : NULL;
+	e->pub.listen_id = ev->listen_id != NULL ? &compat_rcm_id_of(ev->listen_id)->pub : NULL;
 	e->pub.event = ev->event;
 	e->pub.status = ev->status;
 	memcpy(&e->pub.param, &ev->param, sizeof(e->pub.param));

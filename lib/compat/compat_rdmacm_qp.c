@@ -92,7 +92,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (qp == NULL)
 		goto fail;
-	if (droce_cm_set_qp(w->d, rcm_droce_qp(qp)) != 0) {
+	if (droce_cm_set_qp(w->d, compat_rcm_droce_qp(qp)) != 0) {
 		rc = errno;
 		ibv_destroy_qp(qp);
 		errno = rc;
