@@ -400,10 +400,11 @@ void transport_resp_access_err(struct transport_env *env, struct transport_qp *t
 enum transport_verdict transport_resp_rx(struct transport_env *env, struct transport_qp *t,
 					 const struct rte_mbuf *m, const struct droce_pkt *pkt);
 
-/* transport_ureq.c, transport_uc.c, transport_ud.c, transport_urecv.c: the unreliable transports (UC, UD) */
-unsigned int transport_ureq_tx(struct transport_env *env, struct transport_qp *t,
-			       unsigned int budget);
-bool transport_ureq_pending(const struct transport_qp *t);
+/* transport_unreliable_req.c, transport_uc.c, transport_ud.c, transport_unreliable_recv.c:
+ * the unreliable transports (UC, UD) */
+unsigned int transport_unreliable_tx(struct transport_env *env, struct transport_qp *t,
+				     unsigned int budget);
+bool transport_unreliable_pending(const struct transport_qp *t);
 /** The port's active MTU in bytes (UD's message limit). */
 uint32_t transport_port_mtu(struct droce_qp *qp);
 /** Send the next packet of @p w; *@p last when it was its last. @return 0, -errno (retry). */
@@ -415,10 +416,12 @@ enum transport_verdict transport_uc_rx(struct transport_env *env, struct transpo
 				       const struct rte_mbuf *m, const struct droce_pkt *pkt);
 enum transport_verdict transport_ud_rx(struct transport_env *env, struct transport_qp *t,
 				       const struct rte_mbuf *m, const struct droce_pkt *pkt);
-enum transport_verdict transport_urecv_rx(struct transport_env *env, struct transport_qp *t,
-					  const struct rte_mbuf *m, const struct droce_pkt *pkt);
+enum transport_verdict transport_unreliable_rx(struct transport_env *env,
+					       struct transport_qp *t, const struct rte_mbuf *m,
+					       const struct droce_pkt *pkt);
 /** transport_recv_get(); none is counted in rx_no_recv_wr. */
-const struct verbs_recv_wqe *transport_urecv_get(struct transport_env *env, struct transport_qp *t);
+const struct verbs_recv_wqe *transport_unreliable_recv_get(struct transport_env *env,
+							   struct transport_qp *t);
 
 /* transport_recv.c: receive WQEs of every transport */
 /** The held receive WQE, or the next one of the RQ/SRQ (held from now on); NULL: none. */

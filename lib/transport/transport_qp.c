@@ -190,7 +190,7 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 		if (unlikely(pkt->opcode == DROCE_OP_CNP))
 			v = transport_cc_rx_cnp(env, t, pkt);
 		else
-			v = transport_urecv_rx(env, t, m, pkt);	/* UC, UD */
+			v = transport_unreliable_rx(env, t, m, pkt);	/* UC, UD */
 	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
 		if (pkt->opcode == DROCE_OP_CNP)
 			v = transport_cc_rx_cnp(env, t, pkt);	/* no request, no response */
@@ -234,7 +234,7 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 		return 0;	/* as transport_tx_pending() says */
 	n = transport_resp_tx(env, t, budget);
 	if (t->type != IBV_QPT_RC)
-		return n + transport_ureq_tx(env, t, budget - n);
+		return n + transport_unreliable_tx(env, t, budget - n);
 	return n + transport_req_tx(env, t, budget - n);
 }
 
@@ -252,7 +252,7 @@ bool transport_tx_pending(const struct transport_qp *t)
 		return verbs_wq_pending(t->qp, true) || verbs_wq_pending(t->qp, false);
 	if (unlikely(t->cc.wait))
 		return false;	/* the pacer holds the requester: its deadline wakes it */
-	return t->type == IBV_QPT_RC ? transport_req_pending(t) : transport_ureq_pending(t);
+	return t->type == IBV_QPT_RC ? transport_req_pending(t) : transport_unreliable_pending(t);
 }
 
 uint64_t transport_deadline(const struct transport_qp *t)

@@ -54,7 +54,7 @@ int transport_uc_send_packet(struct transport_env *env, struct transport_qp *t,
 		return -ENOMEM;
 	if (len != 0 && transport_req_gather(t, w, off, m, len, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
-		return -EFAULT;	/* deregistered under the WR: uc_tx() fails it */
+		return -EFAULT;	/* deregistered under the WR: the requester fails it */
 	}
 	rc = transport_pkt_send(env, t, m, &h);
 	if (rc != 0)
@@ -83,15 +83,16 @@ static enum transport_verdict uc_abort(struct transport_env *env, struct transpo
 
 /*
  * The packets of a SEND and of an RDMA WRITE. @return accepted, or the reason the packet and
- * its message are dropped: counted here (access_err), by transport_urecv_get() (rx_no_recv_wr), or,
- * when it is TRANSPORT_DROP_rx_uc_msg_dropped, by transport_uc_rx()'s uc_abort() that follows.
+ * its message are dropped: counted here (access_err), by transport_unreliable_recv_get()
+ * (rx_no_recv_wr), or, when it is TRANSPORT_DROP_rx_uc_msg_dropped, by transport_uc_rx()'s
+ * uc_abort() that follows.
  */
 static enum transport_verdict uc_send(struct transport_env *env, struct transport_qp *t,
 				      const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	enum ibv_wc_status st;
 
-	if (transport_urecv_get(env, t) == NULL)
+	if (transport_unreliable_recv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
 	if (!transport_recv_fits(t, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
@@ -133,7 +134,7 @@ static enum transport_verdict uc_write(struct transport_env *env, struct transpo
 	if (!transport_wr_len_ok(s, pkt->mask, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	/* WRITE with immediate needs a receive WQE before its last packet lands. */
-	if ((pkt->mask & DROCE_M_RWR) && transport_urecv_get(env, t) == NULL)
+	if ((pkt->mask & DROCE_M_RWR) && transport_unreliable_recv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
 	/* Each packet: the MR may have been deregistered since the first one. */
 	if (!transport_wr_place(t, m, pkt, NULL))

@@ -97,7 +97,7 @@ int transport_ud_send_packet(struct transport_env *env, struct transport_qp *t,
 		return -ENOMEM;
 	if (w->length != 0 && transport_req_gather(t, w, 0, m, w->length, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
-		return -EFAULT;	/* deregistered under the WR: transport_ureq_tx() fails it */
+		return -EFAULT;	/* deregistered under the WR: the requester fails it */
 	}
 	memset(&h, 0, sizeof(h));
 	h.opcode = w->opcode == IBV_WR_SEND_WITH_IMM ? DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
@@ -178,8 +178,8 @@ enum transport_verdict transport_ud_rx(struct transport_env *env, struct transpo
 
 	if (rte_be_to_cpu_32(deth->qkey) != verbs_qp_attr(t->qp)->qkey)
 		return TDROP(env, t, rx_bad_qkey);	/* IBA 9.6.1.2 (C9-47): Q_Key mismatch */
-	if (transport_urecv_get(env, t) == NULL)
-		return TRANSPORT_DROP_rx_no_recv_wr;	/* counted by transport_urecv_get() */
+	if (transport_unreliable_recv_get(env, t) == NULL)
+		return TRANSPORT_DROP_rx_no_recv_wr;	/* counted by the call above */
 	if (UD_GRH_LEN + (uint64_t)pkt->payload_len > t->resp.rwqe->length)
 		return ud_too_long(env, t);
 	ud_grh(pkt, grh);

@@ -8,7 +8,8 @@
 
 #include "transport_private.h"
 
-const struct verbs_recv_wqe *transport_urecv_get(struct transport_env *env, struct transport_qp *t)
+const struct verbs_recv_wqe *transport_unreliable_recv_get(struct transport_env *env,
+							   struct transport_qp *t)
 {
 	const struct verbs_recv_wqe *r = transport_recv_get(t);
 
@@ -19,8 +20,9 @@ const struct verbs_recv_wqe *transport_urecv_get(struct transport_env *env, stru
 
 /* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state, for UC the peer's
  * address; then transport_uc.c/ud.c. */
-enum transport_verdict transport_urecv_rx(struct transport_env *env, struct transport_qp *t,
-					  const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_unreliable_rx(struct transport_env *env,
+					       struct transport_qp *t, const struct rte_mbuf *m,
+					       const struct droce_pkt *pkt)
 {
 	enum droce_transport want = t->type == IBV_QPT_UD ? DROCE_TRANSPORT_UD :
 							    DROCE_TRANSPORT_UC;
