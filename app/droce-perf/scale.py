@@ -36,7 +36,7 @@ RATE = ['write_bw', '-s', '8', '-q', '2', '-t', '1024', '-Q', '32', '--no-raw']
 GOODPUT = ['write_bw', '-s', '65536', '-q', '2', '--raw-time', '0.05', '--report_gbits']
 # Per-iteration polls of the engine loop: their instructions are paid whether a frame came or
 # not, so they are left out of a thread's packet work (the RX burst is an unnamed PLT entry).
-POLLS = {'engine_rx', 'engine_dev_flush', 'verbs_owner_doorbells', 'verbs_owner_poll',
+POLLS = {'engine_rx', 'engine_shard_flush', 'verbs_owner_doorbells', 'verbs_owner_poll',
          'engine_neigh_timers', 'engine_timers_expired', 'engine_link_poll', 'engine_link_tick',
          '__tls_get_addr'}
 INI = """[eal]
@@ -279,11 +279,11 @@ def main():
           f' {total / a.iters:.0f} instructions per WRITE, both ends ({total})')
     st = {f: round(incl(p, f) / a.iters) for f in (
         'droce_post_send', 'engine_rx', 'droce_parse_mbuf', 'transport_rx', 'transport_tx',
-        'droce_build_mbuf', 'wire_icrc_contig', 'engine_dev_flush', 'droce_poll_cq')}
+        'droce_build_mbuf', 'wire_icrc_contig', 'engine_shard_flush', 'droce_poll_cq')}
     print('  stages (inclusive, per WRITE): post {droce_post_send}, RX {engine_rx} (parse'
           ' {droce_parse_mbuf}, transport {transport_rx}), TX {transport_tx} (build'
           ' {droce_build_mbuf}), ICRC in parse and build {wire_icrc_contig}, TX flush'
-          ' {engine_dev_flush}, poll CQ {droce_poll_cq}'.format(**st))
+          ' {engine_shard_flush}, poll CQ {droce_poll_cq}'.format(**st))
     print('  largest functions (self, inlined code included, per WRITE): ' + ', '.join(
         f'{f} {v / a.iters:.0f}' for f, v in p[0].most_common(10)))
     w = packet_work(p)
@@ -307,8 +307,9 @@ def main():
             if p[1]['droce_post_send']:
                 app = packet_work(p) / n
             elif p[1]['engine_iteration']:
-                role = '+'.join(r for r, fn in (('requester', 'req_tx'),
-                                                ('responder', 'resp_rx')) if p[0][fn] > 20 * n)
+                role = '+'.join(r for r, fn in (('requester', 'transport_req_tx'),
+                                                ('responder', 'transport_resp_rx'))
+                                if p[0][fn] > 20 * n)
                 eng.append((packet_work(p) / n, p[1]['engine_iteration'], role or 'idle'))
         if not eng:
             die(f'{name}: no engine thread in the callgrind files')

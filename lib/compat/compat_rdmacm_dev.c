@@ -57,7 +57,7 @@ static int open_dev(struct rcm_dev *rd)
 	return rc;
 }
 
-struct rcm_dev *rcm_dev_get(struct droce_device *d)
+struct rcm_dev *compat_rcm_dev_get(struct droce_device *d)
 {
 	struct rcm_dev *rd = NULL;
 	unsigned int i;
@@ -84,7 +84,7 @@ struct rcm_dev *rcm_dev_get(struct droce_device *d)
 	return rd;
 }
 
-struct droce_qp *rcm_droce_qp(struct ibv_qp *qp)
+struct droce_qp *compat_rcm_droce_qp(struct ibv_qp *qp)
 {
 	return to_cqp(qp)->d;
 }
@@ -108,7 +108,7 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		rd = rcm_dev_get(dl[i]->device);
+		rd = compat_rcm_dev_get(dl[i]->device);
 		if (rd != NULL)
 			out[k++] = rd->ctx;
 	}

@@ -37,10 +37,10 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 	}
 	if (droce_cm_create_ep(&d, res, NULL, NULL) != 0)
 		return -1;
-	w = rcm_id_new(d, NULL, NULL);
+	w = compat_rcm_id_new(d, NULL, NULL);
 	if (w == NULL)
 		return -1;
-	rcm_id_event_sync(w);
+	compat_rcm_id_event_sync(w);
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (pd != NULL)
 			w->pub.pd = pd;
@@ -77,16 +77,16 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 
 int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
 {
-	if (rcm_check(id) != 0)
+	if (compat_rcm_check(id) != 0)
 		return -1;
-	rcm_id_sync(to_rid(id));
+	compat_rcm_id_sync(to_rid(id));
 	return droce_cm_join_multicast(to_rid(id)->d, addr, context);
 }
 
 int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr,
 			   void *context)
 {
-	if (rcm_check(id) != 0 || attr == NULL) {
+	if (compat_rcm_check(id) != 0 || attr == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -109,7 +109,7 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex
 
 int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
-	if (rcm_check(id) != 0)
+	if (compat_rcm_check(id) != 0)
 		return -1;
 	return droce_cm_leave_multicast(to_rid(id)->d, addr);
 }

@@ -19,7 +19,7 @@ _Static_assert(sizeof(((struct rdma_cm_event *)0)->param) ==
 	       sizeof(((struct droce_cm_event *)0)->param), "event parameters differ");
 
 /* librdmacm crashes on a NULL id; droce's drop-in refuses it. */
-int rcm_check(const struct rdma_cm_id *id)
+int compat_rcm_check(const struct rdma_cm_id *id)
 {
 	if (id != NULL)
 		return 0;
@@ -86,11 +86,11 @@ static struct rcm_id *wrap(struct droce_cm_id *d, void *context, struct rcm_chan
 	w->own_chan = own;
 	w->pub.context = context;
 	d->context = w;
-	rcm_id_sync(w);
+	compat_rcm_id_sync(w);
 	return w;
 }
 
-void rcm_id_sync(struct rcm_id *w)
+void compat_rcm_id_sync(struct rcm_id *w)
 {
 	struct droce_cm_id *d = w->d;
 	struct rcm_dev *rd;
@@ -102,7 +102,7 @@ void rcm_id_sync(struct rcm_id *w)
 	w->pub.qp_type = d->qp_type;
 	w->pub.port_num = d->port_num;
 	if (w->pub.verbs == NULL && d->verbs != NULL) {
-		rd = rcm_dev_get(d->verbs->device);
+		rd = compat_rcm_dev_get(d->verbs->device);
 		if (rd != NULL) {
 			w->pub.verbs = rd->ctx;
 			if (w->pub.pd == NULL)
@@ -111,7 +111,7 @@ void rcm_id_sync(struct rcm_id *w)
 	}
 }
 
-struct rcm_id *rcm_id_of(struct droce_cm_id *d)
+struct rcm_id *compat_rcm_id_of(struct droce_cm_id *d)
 {
 	struct rcm_id *owner = d->context, *w;
 	struct rcm_chan *own = NULL;
@@ -137,7 +137,7 @@ struct rcm_id *rcm_id_of(struct droce_cm_id *d)
 	return w;
 }
 
-struct rcm_id *rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
+struct rcm_id *compat_rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
 			  void *context)
 {
 	struct rcm_chan *own = NULL;
@@ -174,14 +174,14 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	}
 	if (droce_cm_create_id(channel != NULL ? to_rchan(channel)->d : NULL, &d, NULL, ps) != 0)
 		return -1;
-	w = rcm_id_new(d, channel, context);
+	w = compat_rcm_id_new(d, channel, context);
 	if (w == NULL)
 		return -1;
 	*id = &w->pub;
 	return 0;
 }
 
-void rcm_id_event_sync(struct rcm_id *w)
+void compat_rcm_id_event_sync(struct rcm_id *w)
 {
 	struct droce_cm_event *ev = w->d->event;
 	struct rcm_event *e;
@@ -209,7 +209,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct rcm_id *w;
 
-	if (rcm_check(id) != 0)
+	if (compat_rcm_check(id) != 0)
 		return -1;
 	w = to_rid(id);
 	if (droce_cm_destroy_id(w->d) != 0)
@@ -225,12 +225,12 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct rcm_chan *own = NULL;
 	struct rcm_id *w;
 
-	if (rcm_check(id) != 0)
+	if (compat_rcm_check(id) != 0)
 		return -1;
 	w = to_rid(id);
 	if (droce_cm_migrate_id(w->d, channel != NULL ? to_rchan(channel)->d : NULL) != 0)
 		return -1;
-	rcm_id_event_sync(w);
+	compat_rcm_id_event_sync(w);
 	if (channel == NULL) {
 		own = calloc(1, sizeof(*own));
 		if (own == NULL) {
@@ -251,12 +251,12 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
  * is the call's (bringing the view up to date may open the device, which sets errno). */
 #define RCM_CALL(id, call) do { \
 	int rc_, err_; \
-	if (rcm_check(id) != 0) \
+	if (compat_rcm_check(id) != 0) \
 		return -1; \
 	rc_ = (call); \
 	err_ = errno; \
-	rcm_id_sync(to_rid(id)); \
-	rcm_id_event_sync(to_rid(id)); \
+	compat_rcm_id_sync(to_rid(id)); \
+	compat_rcm_id_event_sync(to_rid(id)); \
 	if (rc_ != 0) \
 		errno = err_; \
 	return rc_; \
@@ -328,7 +328,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	struct droce_cm_id *d;
 	struct rcm_id *l, *w;
 
-	if (rcm_check(listen) != 0 || id == NULL) {
+	if (compat_rcm_check(listen) != 0 || id == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -336,19 +336,19 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	if (droce_cm_get_request(l->d, &d) != 0) {
 		int err = errno;
 
-		rcm_id_event_sync(l);
+		compat_rcm_id_event_sync(l);
 		errno = err;
 		return -1;
 	}
-	rcm_id_event_sync(l);
-	w = rcm_id_of(d);
+	compat_rcm_id_event_sync(l);
+	w = compat_rcm_id_of(d);
 	if (w == NULL) {
 		droce_cm_reject(d, NULL, 0);
 		droce_cm_destroy_id(d);
 		errno = ENOMEM;
 		return -1;
 	}
-	rcm_id_event_sync(w);	/* the request, in the new id's event */
+	compat_rcm_id_event_sync(w);	/* the request, in the new id's event */
 	if (l->ep_qp) {
 		struct ibv_qp_init_attr a = l->ep_attr;
 
@@ -389,17 +389,17 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	if (droce_cm_get_cm_event(to_rchan(channel)->d, &ev) != 0)
 		return -1;
 	e = calloc(1, sizeof(*e));
-	w = rcm_id_of(ev->id);
+	w = compat_rcm_id_of(ev->id);
 	if (e == NULL || w == NULL) {
 		free(e);
 		droce_cm_ack_cm_event(ev);
 		errno = ENOMEM;
 		return -1;
 	}
-	rcm_id_sync(w);
+	compat_rcm_id_sync(w);
 	e->d = ev;
 	e->pub.id = &w->pub;
-	e->pub.listen_id = ev->listen_id != NULL ? &rcm_id_of(ev->listen_id)->pub : NULL;
+	e->pub.listen_id = ev->listen_id != NULL ? &compat_rcm_id_of(ev->listen_id)->pub : NULL;
 	e->pub.event = ev->event;
 	e->pub.status = ev->status;
 	memcpy(&e->pub.param, &ev->param, sizeof(e->pub.param));

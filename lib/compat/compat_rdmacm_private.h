@@ -71,24 +71,24 @@ static inline struct rcm_chan *to_rchan(struct rdma_event_channel *c)
 /* compat_rdmacm_dev.c */
 /** The device entry of @p d (its context opened and default PD made on first use), or NULL
  *  with errno. */
-struct rcm_dev *rcm_dev_get(struct droce_device *d);
+struct rcm_dev *compat_rcm_dev_get(struct droce_device *d);
 /** The droce QP inside the drop-in's @p qp. */
-struct droce_qp *rcm_droce_qp(struct ibv_qp *qp);
+struct droce_qp *compat_rcm_droce_qp(struct ibv_qp *qp);
 
 /* compat_rdmacm_id.c */
 /** Copy what droce's id says into the application's (addresses, route, device, port). */
-void rcm_id_sync(struct rcm_id *w);
+void compat_rcm_id_sync(struct rcm_id *w);
 /** A new wrapper for droce id @p d, created by this library, on @p channel (NULL: a
  *  synchronous id, given a channel of its own). @return it, or NULL with errno ENOMEM and
  *  @p d destroyed. */
-struct rcm_id *rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
+struct rcm_id *compat_rcm_id_new(struct droce_cm_id *d, struct rdma_event_channel *channel,
 			  void *context);
 /** The wrapper of droce id @p d, made (for a request's new id) when it has none. */
-struct rcm_id *rcm_id_of(struct droce_cm_id *d);
+struct rcm_id *compat_rcm_id_of(struct droce_cm_id *d);
 /** Synchronous ids: mirror droce's id->event into the application's, after a call that may
  *  have replaced it. */
-void rcm_id_event_sync(struct rcm_id *w);
+void compat_rcm_id_event_sync(struct rcm_id *w);
 /** 0, or -1 with errno EINVAL (the libraries' NULL checks, where librdmacm crashes). */
-int rcm_check(const struct rdma_cm_id *id);
+int compat_rcm_check(const struct rdma_cm_id *id);
 
 #endif /* RDMACM_PRIVATE_H */

@@ -59,12 +59,12 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	struct ibv_qp *qp;
 	int rc = 0;
 
-	if (rcm_check(id) != 0 || attr == NULL) {
+	if (compat_rcm_check(id) != 0 || attr == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
 	w = to_rid(id);
-	rcm_id_sync(w);
+	compat_rcm_id_sync(w);
 	if (id->qp != NULL || id->verbs == NULL) {
 		errno = EINVAL;
 		return -1;
@@ -92,7 +92,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (qp == NULL)
 		goto fail;
-	if (droce_cm_set_qp(w->d, rcm_droce_qp(qp)) != 0) {
+	if (droce_cm_set_qp(w->d, compat_rcm_droce_qp(qp)) != 0) {
 		rc = errno;
 		ibv_destroy_qp(qp);
 		errno = rc;
@@ -112,7 +112,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 {
 	struct ibv_qp_init_attr_ex a;
 
-	if (rcm_check(id) != 0 || qp_init_attr == NULL) {
+	if (compat_rcm_check(id) != 0 || qp_init_attr == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -147,11 +147,11 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 	struct ibv_srq_init_attr a;
 	struct ibv_srq *srq;
 
-	if (rcm_check(id) != 0 || attr == NULL || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) {
+	if (compat_rcm_check(id) != 0 || attr == NULL || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) {
 		errno = EINVAL;
 		return -1;
 	}
-	rcm_id_sync(to_rid(id));
+	compat_rcm_id_sync(to_rid(id));
 	if (attr->srq_type != IBV_SRQT_BASIC) {
 		errno = EOPNOTSUPP;	/* XRC and tag matching: droce's verbs have neither */
 		return -1;
@@ -174,7 +174,7 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_ini
 {
 	struct ibv_srq_init_attr_ex a;
 
-	if (rcm_check(id) != 0 || attr == NULL) {
+	if (compat_rcm_check(id) != 0 || attr == NULL) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -64,40 +64,8 @@ bool droce_engine_is_inline(void);
 int droce_engine_neigh_resolve(struct droce_context *ctx, const union ibv_gid *addr,
 			       uint8_t mac[6]);
 
-/**
- * Read the counters of @p ctx's device (summed over the engine instances that served it
- * since the process started). Safe from any thread; waits for at most one engine iteration.
- *
- * @return 0, -EINVAL (NULL argument).
- */
-int droce_query_counters(struct droce_context *ctx, struct droce_counters *out);
-
-/**
- * Set the counters of @p ctx's device, and those of every QP of the device, to zero.
- * @return 0, -EINVAL (NULL argument).
- */
-int droce_counters_reset(struct droce_context *ctx);
-
-/**
- * Read the counters of one QP: its share of every transport counter of its device (duplicates,
- * out-of-sequence, NAKs sent and received, RNR, retransmits, retry exhaustion, access and
- * invalid-request errors, opcode-sequence and QP-state drops, ACKs, ...), each counted
- * together with the device's, so that over the QPs of a device they add up to the device's;
- * and the frames of the QP: rx_packets/rx_bytes/rx_roce for the RoCE v2 frames the engine
- * delivered to it, tx_packets/tx_bytes for the frames it transmitted (built and handed to the
- * port's TX buffer; the device's count what the port took, plus ARP/ND). Counters that do not
- * concern a QP (port, parser, neighbour, fault injection) stay 0. They count from the QP's
- * creation (droce_counters_reset() of its device zeroes them), whatever its state.
- *
- * Safe from any thread; like droce_query_counters() the read is done by the engine instance
- * that owns the QP (an engine call: waits for at most one iteration), so it never races it.
- *
- * @param qp   A QP of an open context (not destroyed).
- * @param out  Filled on success.
- * @return 0, -EINVAL (@p qp or @p out NULL, or @p qp is not a QP the engine drives),
- *   -ENODEV (the QP's device has no port, so no engine instance serves it).
- */
-int droce_query_qp_counters(struct droce_qp *qp, struct droce_counters *out);
+/* The counters' calls (droce_query_counters(), droce_query_qp_counters(),
+ * droce_counters_reset()) are in droce_counters.h, included above. */
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
 
 #include "engine_private.h"
 
-void engine_bneck_start(struct engine_dev *edev)
+void engine_bneck_start(struct engine_shard *edev)
 {
 	struct engine_bneck *b = &edev->bneck;
 	uint64_t hz = rte_get_tsc_hz();
@@ -59,7 +59,7 @@ static bool red_mark(struct engine_bneck *b)
 	return r < p;
 }
 
-void engine_bneck_stop(struct engine_dev *edev)
+void engine_bneck_stop(struct engine_shard *edev)
 {
 	struct engine_bneck *b = &edev->bneck;
 
@@ -68,7 +68,7 @@ void engine_bneck_stop(struct engine_dev *edev)
 	b->bytes = 0;
 }
 
-void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
+void engine_bneck_tx(struct engine_shard *edev, struct rte_mbuf *m, uint64_t now)
 {
 	struct engine_bneck *b = &edev->bneck;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -87,7 +87,7 @@ void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 	b->bytes += len;
 }
 
-void engine_bneck_drain(struct engine_dev *edev, uint64_t now)
+void engine_bneck_drain(struct engine_shard *edev, uint64_t now)
 {
 	struct engine_bneck *b = &edev->bneck;
 
@@ -99,6 +99,6 @@ void engine_bneck_drain(struct engine_dev *edev, uint64_t now)
 		b->n--;
 		b->bytes -= len;
 		b->next += ((uint64_t)len * b->tick_q16) >> 16;
-		engine_dev_tx(edev, m);
+		engine_shard_tx(edev, m);
 	}
 }

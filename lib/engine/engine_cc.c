@@ -88,14 +88,14 @@ static bool device_off(const char *name)
 }
 
 /* The port's link speed in Mbit/s, 0 when it does not say. */
-static uint32_t link_mbps(const struct engine_dev *edev)
+static uint32_t link_mbps(const struct engine_shard *edev)
 {
 	int port = verbs_device_port(edev->dev);
 
 	return port < 0 ? 0 : env_port_link_mbps((uint16_t)port);
 }
 
-void engine_cc_setup(struct engine_dev *edev)
+void engine_cc_setup(struct engine_shard *edev)
 {
 	struct dcqcn_params *p = &edev->cc;
 	uint64_t hz = rte_get_tsc_hz(), us = hz / 1000000;
@@ -129,7 +129,7 @@ void engine_cc_setup(struct engine_dev *edev)
 
 const struct dcqcn_params *engine_env_dcqcn(struct transport_env *env, struct droce_device *dev)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_shard *edev = verbs_device_engine(dev);
 
 	RTE_SET_USED(env);
 	if (!edev->cc_ready)
@@ -137,7 +137,7 @@ const struct dcqcn_params *engine_env_dcqcn(struct transport_env *env, struct dr
 	return edev->cc_on ? &edev->cc : NULL;
 }
 
-void engine_cc_describe(const struct engine_dev *edev, struct engine_cc_view *v)
+void engine_cc_describe(const struct engine_shard *edev, struct engine_cc_view *v)
 {
 	const struct dcqcn_params *p = &edev->cc;
 

@@ -131,7 +131,7 @@ static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
  * and neighbour discovery go to shard 0, RoCE to the owner of its QP; a frame handed over
  * already (@p routed) stays.
  */
-static inline unsigned int rx_owner(const struct engine_dev *edev, const struct rte_mbuf *m,
+static inline unsigned int rx_owner(const struct engine_shard *edev, const struct rte_mbuf *m,
 				    enum frame_class fc, const struct frame_at *at, bool routed)
 {
 	if (likely(edev->n_shards <= 1) || routed)
@@ -152,7 +152,7 @@ static inline unsigned int rx_owner(const struct engine_dev *edev, const struct 
  * neighbour discovery), dropped, or, a RoCE v2 frame for this shard, added to @p v for the
  * stages of engine_rx_roce.c.
  */
-static __rte_always_inline void rx_classify(struct engine_lcore *lc, struct engine_dev *edev,
+static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engine_shard *edev,
 					    struct rte_mbuf *m, bool routed,
 					    struct engine_rx_vec *v)
 {
@@ -210,7 +210,7 @@ static inline void prefetch_frame(const struct rte_mbuf *m)
 
 /* Frames other shards received for this one's QPs (counted there as received): up to as many
  * bursts from each as a queue gives, so that a sender's ring drains as fast as it fills. */
-static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev,
+static unsigned int rx_handed(struct engine_inst *lc, struct engine_shard *edev,
 			      struct engine_rx_vec *v)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
@@ -240,9 +240,9 @@ static unsigned int rx_handed(struct engine_lcore *lc, struct engine_dev *edev,
  * dropping what was received: the port's queue, then the peer, feel the backpressure, as with a
  * slow lcore of its own.
  */
-static uint16_t rx_room(const struct engine_dev *edev)
+static uint16_t rx_room(const struct engine_shard *edev)
 {
-	const struct engine_dev *p = edev->primary;
+	const struct engine_shard *p = edev->primary;
 	uint32_t room = ENGINE_BURST, k;
 
 	for (k = 0; k < edev->n_shards; k++) {
@@ -257,7 +257,7 @@ static uint16_t rx_room(const struct engine_dev *edev)
 
 /* Frames the device sent to its own address (engine_port.c, loop_tx()): received as from
  * the port, counted as loopback rather than as the port's. */
-static void loop_rx(struct engine_lcore *lc, struct engine_dev *edev, struct engine_rx_vec *v)
+static void loop_rx(struct engine_inst *lc, struct engine_shard *edev, struct engine_rx_vec *v)
 {
 	struct rte_mbuf *q[ENGINE_LOOP];
 	unsigned int i, n = edev->n_uloop;
@@ -273,7 +273,7 @@ static void loop_rx(struct engine_lcore *lc, struct engine_dev *edev, struct eng
 	engine_rx_roce(lc, edev, v);
 }
 
-unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev)
+unsigned int engine_rx(struct engine_inst *lc, struct engine_shard *edev)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	unsigned int total = 0, bursts = 0;

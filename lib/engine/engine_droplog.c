@@ -10,7 +10,7 @@
  * Reasons are the device counters that count a dropped frame (engine_drop_reason) and the
  * parser's rejection reasons (ENGINE_DROP_PARSE(err)). The engine's own drop sites call
  * engine_drop(); the transport's are the verdicts transport_rx() returns, one per DROP
- * counter of transport_counters.def (engine_tdrop()). Only the owner of the device runs any
+ * counter of DROCE_TRANSPORT_COUNTERS (engine_tdrop()). Only the owner of the device runs any
  * of this.
  */
 #include <ctype.h>
@@ -25,10 +25,10 @@
 
 /* The counter index of each transport verdict: the reason it names. */
 static const uint16_t tdrop_reason[TRANSPORT_VERDICT_NUM] = {
-#define DROCE_COUNTER(name, disposition, desc) \
+#define TDROP_REASON(name, disposition, desc) \
 	TRANSPORT_IF_DROP(disposition, [TRANSPORT_DROP_##name] = ECNT_##name,)
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+	DROCE_TRANSPORT_COUNTERS(TDROP_REASON)
+#undef TDROP_REASON
 };
 
 /* ---- Key fields ---- */
@@ -141,7 +141,7 @@ const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n)
 	return droce_parse_err_str((enum droce_parse_err)reason);
 }
 
-void engine_drop_log(struct engine_dev *edev, unsigned int reason,
+void engine_drop_log(struct engine_shard *edev, unsigned int reason,
 		     const struct engine_drop_key *k)
 {
 	const char *name = verbs_device_cfg(edev->dev)->name, *desc;
@@ -161,7 +161,7 @@ void engine_drop_log(struct engine_dev *edev, unsigned int reason,
 
 /* ---- The transport's drops ---- */
 
-void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
+void engine_tdrop_log(struct engine_shard *edev, enum transport_verdict v,
 		      const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn)
 {
 	unsigned int reason = tdrop_reason[v];
@@ -173,7 +173,7 @@ void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
 	engine_drop_log(edev, reason, &k);
 }
 
-void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m)
+void engine_drop_raw(struct engine_shard *edev, unsigned int reason, const struct rte_mbuf *m)
 {
 	struct engine_drop_key k;
 

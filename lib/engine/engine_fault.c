@@ -41,7 +41,7 @@ static bool chance(struct engine_fault *f, uint16_t per_mille)
 	return per_mille != 0 && next_rand(f) % 1000 < per_mille;
 }
 
-void engine_fault_start(struct engine_dev *edev)
+void engine_fault_start(struct engine_shard *edev)
 {
 	struct engine_fault *f = &edev->fault;
 
@@ -62,7 +62,7 @@ void engine_fault_start(struct engine_dev *edev)
 	f->d_n = 0;
 }
 
-void engine_fault_stop(struct engine_dev *edev)
+void engine_fault_stop(struct engine_shard *edev)
 {
 	struct engine_fault *f = &edev->fault;
 
@@ -94,7 +94,7 @@ static uint32_t after_bth(const struct rte_mbuf *m, uint32_t *off)
 }
 
 /* A copy of @p m with one random bit flipped after the BTH (NULL: not possible). */
-static struct rte_mbuf *corrupt_copy(struct engine_dev *edev, const struct rte_mbuf *m)
+static struct rte_mbuf *corrupt_copy(struct engine_shard *edev, const struct rte_mbuf *m)
 {
 	struct rte_mbuf *c, *seg;
 	uint32_t off, len = after_bth(m, &off), bit;
@@ -127,16 +127,16 @@ static bool delay(struct engine_fault *f, struct rte_mbuf *m, uint64_t now)
 	return true;
 }
 
-static void release(struct engine_dev *edev)
+static void release(struct engine_shard *edev)
 {
 	struct rte_mbuf *m = edev->fault.held;
 
 	edev->fault.held = NULL;
-	engine_dev_tx(edev, m);
+	engine_shard_tx(edev, m);
 }
 
 /* @p m, or in its place a copy with one bit flipped (counted; the original is freed). */
-static struct rte_mbuf *maybe_corrupt(struct engine_dev *edev, struct rte_mbuf *m, bool *bad)
+static struct rte_mbuf *maybe_corrupt(struct engine_shard *edev, struct rte_mbuf *m, bool *bad)
 {
 	struct rte_mbuf *c;
 
@@ -150,7 +150,7 @@ static struct rte_mbuf *maybe_corrupt(struct engine_dev *edev, struct rte_mbuf *
 }
 
 /* A copy of @p m to send after it, or NULL; a copy of a corrupted frame is one more. */
-static struct rte_mbuf *maybe_dup(struct engine_dev *edev, struct rte_mbuf *m, bool bad)
+static struct rte_mbuf *maybe_dup(struct engine_shard *edev, struct rte_mbuf *m, bool bad)
 {
 	struct rte_mbuf *copy;
 
@@ -194,7 +194,7 @@ bool engine_mark_ce(struct rte_mbuf *m)
 	return true;
 }
 
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
+void engine_fault_tx(struct engine_shard *edev, struct rte_mbuf *m, uint64_t now)
 {
 	struct engine_fault *f = &edev->fault;
 	struct rte_mbuf *copy;
@@ -221,22 +221,22 @@ void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now)
 		m = NULL;
 	}
 	if (m != NULL) {
-		engine_dev_tx(edev, m);
+		engine_shard_tx(edev, m);
 		if (f->held != NULL)
 			release(edev);
 	}
 	if (copy != NULL)
-		engine_dev_tx(edev, copy);
+		engine_shard_tx(edev, copy);
 }
 
-void engine_fault_release(struct engine_dev *edev, uint64_t now)
+void engine_fault_release(struct engine_shard *edev, uint64_t now)
 {
 	struct engine_fault *f = &edev->fault;
 
 	if (f->held != NULL && f->held_iters++ >= 1)
 		release(edev);
 	while (f->d_n != 0 && (int64_t)(now - f->due[f->d_head]) >= 0) {
-		engine_dev_tx(edev, f->delayed[f->d_head]);
+		engine_shard_tx(edev, f->delayed[f->d_head]);
 		f->d_head = (f->d_head + 1) % ENGINE_FAULT_DELAYED;
 		f->d_n--;
 	}

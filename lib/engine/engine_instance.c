@@ -38,10 +38,10 @@ static struct {
 	pthread_mutex_t lock;		/**< lifecycle; never taken by an instance */
 	int state;			/**< 0: not initialised, 1: ready, < 0: failed */
 	unsigned int n_lc;
-	struct engine_lcore *lc[ENGINE_MAX_LCORES];
+	struct engine_inst *lc[ENGINE_MAX_LCORES];
 	unsigned int n_open;		/**< started devices */
 	unsigned int n_edev;
-	struct engine_dev *edev[DROCE_MAX_DEVICES];	/**< every device ever opened */
+	struct engine_shard *edev[DROCE_MAX_DEVICES];	/**< every device ever opened */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 RTE_INIT(engine_register)
@@ -53,7 +53,7 @@ RTE_INIT(engine_register)
 
 struct engine_call {
 	struct verbs_mbox_msg m;
-	struct engine_lcore *lc;
+	struct engine_inst *lc;
 	engine_call_fn fn;
 	void *arg;
 };
@@ -65,7 +65,7 @@ static void call_run(struct verbs_mbox_msg *m)
 	c->fn(c->lc, c->arg);
 }
 
-void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg)
+void engine_inst_call(struct engine_inst *lc, engine_call_fn fn, void *arg)
 {
 	struct engine_call c = { .m.fn = call_run, .lc = lc, .fn = fn, .arg = arg };
 
@@ -81,7 +81,7 @@ void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg)
 /* The dedicated lcore: the loop, then the calls queued while it was stopping. */
 static int lcore_entry(void *arg)
 {
-	struct engine_lcore *lc = arg;
+	struct engine_inst *lc = arg;
 
 	engine_lcore_main(lc);
 	__atomic_store_n(&lc->running, 0, __ATOMIC_RELEASE);
@@ -115,9 +115,9 @@ static uint16_t data_room(void)
 	return (uint16_t)RTE_MIN(room, (uint32_t)UINT16_MAX);
 }
 
-static struct engine_lcore *lcore_create(unsigned int i, unsigned int lcore_id, bool dedicated)
+static struct engine_inst *lcore_create(unsigned int i, unsigned int lcore_id, bool dedicated)
 {
-	struct engine_lcore *lc = rte_zmalloc("droce_engine", sizeof(*lc), RTE_CACHE_LINE_SIZE);
+	struct engine_inst *lc = rte_zmalloc("droce_engine", sizeof(*lc), RTE_CACHE_LINE_SIZE);
 	char name[RTE_MEMPOOL_NAMESIZE];
 
 	if (lc == NULL)
@@ -228,7 +228,7 @@ static int launch_all(void)
 	unsigned int i;
 
 	for (i = 0; i < eng.n_lc; i++) {
-		struct engine_lcore *lc = eng.lc[i];
+		struct engine_inst *lc = eng.lc[i];
 
 		if (!lc->dedicated)
 			continue;
@@ -251,7 +251,7 @@ static void stop_all(void)
 	unsigned int i;
 
 	for (i = 0; i < eng.n_lc; i++) {
-		struct engine_lcore *lc = eng.lc[i];
+		struct engine_inst *lc = eng.lc[i];
 
 		if (!lc->dedicated || !__atomic_load_n(&lc->running, __ATOMIC_ACQUIRE))
 			continue;
@@ -262,16 +262,16 @@ static void stop_all(void)
 
 /* ---- Devices ---- */
 
-static void add_dev(struct engine_lcore *lc, void *arg)
+static void add_dev(struct engine_inst *lc, void *arg)
 {
-	struct engine_dev *edev = arg;
+	struct engine_shard *edev = arg;
 
 	lc->devs[lc->n_dev++] = edev;
 }
 
-static void remove_dev(struct engine_lcore *lc, void *arg)
+static void remove_dev(struct engine_inst *lc, void *arg)
 {
-	struct engine_dev *edev = arg;
+	struct engine_shard *edev = arg;
 	unsigned int i;
 
 	for (i = 0; i < lc->n_dev; i++) {
@@ -281,12 +281,12 @@ static void remove_dev(struct engine_lcore *lc, void *arg)
 		}
 	}
 	if (edev->started)
-		engine_dev_flush(edev);
+		engine_shard_flush(edev);
 }
 
-static struct engine_dev *edev_get(struct droce_device *dev)
+static struct engine_shard *edev_get(struct droce_device *dev)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_shard *edev = verbs_device_engine(dev);
 
 	if (edev != NULL)
 		return edev;
@@ -306,7 +306,7 @@ static struct engine_dev *edev_get(struct droce_device *dev)
 	return edev;
 }
 
-static void gid_cache(struct engine_dev *edev)
+static void gid_cache(struct engine_shard *edev)
 {
 	static const uint8_t zero[16];
 	const union ibv_gid *g = verbs_device_gids_get(edev->dev);
@@ -319,7 +319,7 @@ static void gid_cache(struct engine_dev *edev)
 }
 
 /* The @p n instances with the fewest devices, fewest first, into @p out. */
-static void least_loaded(struct engine_lcore **out, unsigned int n)
+static void least_loaded(struct engine_inst **out, unsigned int n)
 {
 	bool taken[ENGINE_MAX_LCORES] = { false };
 	unsigned int k, i, best;
@@ -371,8 +371,8 @@ static unsigned int shards_wanted(struct droce_device *dev)
 /* Caller holds eng.lock. */
 static int open_locked(struct droce_device *dev)
 {
-	struct engine_dev *edev = edev_get(dev);
-	struct engine_lcore *lcs[ENGINE_MAX_LCORES];
+	struct engine_shard *edev = edev_get(dev);
+	struct engine_inst *lcs[ENGINE_MAX_LCORES];
 	unsigned int k, n;
 	int rc = 0;
 
@@ -409,7 +409,7 @@ static int open_locked(struct droce_device *dev)
 	}
 	eng.n_open++;
 	for (k = 0; k < n; k++)
-		engine_lcore_call(lcs[k], add_dev, edev->shard[k]);
+		engine_inst_call(lcs[k], add_dev, edev->shard[k]);
 	return 0;
 fail:
 	for (k = 0; k < n; k++)
@@ -433,7 +433,7 @@ int engine_device_open(struct droce_device *dev)
 }
 
 /* @p out = the sum of primary @p p's shards' counters (each read where it cannot race). */
-static void counters_sum(const struct engine_dev *p, struct droce_counters *out)
+static void counters_sum(const struct engine_shard *p, struct droce_counters *out)
 {
 	unsigned int k, i;
 
@@ -448,7 +448,7 @@ static void counters_sum(const struct engine_dev *p, struct droce_counters *out)
 
 /* [engine] log_counters: one line of the counters that are not 0, with the parser's reasons
  * (the device is off its lcores: nothing changes them any more). */
-static void log_counters(const struct engine_dev *p, struct droce_device *dev)
+static void log_counters(const struct engine_shard *p, struct droce_device *dev)
 {
 	struct droce_counters sum, *c = &sum;
 	const uint64_t *v = (const uint64_t *)c;
@@ -472,14 +472,14 @@ static void log_counters(const struct engine_dev *p, struct droce_device *dev)
 
 void engine_device_close(struct droce_device *dev)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
+	struct engine_shard *edev = verbs_device_engine(dev);
 	unsigned int k;
 
 	if (edev == NULL || edev->lc == NULL)
 		return;
 	pthread_mutex_lock(&eng.lock);
 	for (k = 0; k < edev->n_shards; k++)
-		engine_lcore_call(edev->shard[k]->lc, remove_dev, edev->shard[k]);
+		engine_inst_call(edev->shard[k]->lc, remove_dev, edev->shard[k]);
 	if (engine_cfg.log_counters)
 		log_counters(edev, dev);
 	for (k = edev->n_shards; k-- > 0;)
@@ -494,8 +494,8 @@ void engine_device_close(struct droce_device *dev)
 
 int droce_engine_poll(struct droce_context *ctx)
 {
-	struct engine_dev *edev;
-	struct engine_lcore *lc;
+	struct engine_shard *edev;
+	struct engine_inst *lc;
 	unsigned int n;
 
 	if (ctx == NULL)
@@ -516,8 +516,8 @@ int droce_engine_poll(struct droce_context *ctx)
  * when somebody drives it, a dedicated lcore needs time only. */
 void engine_mr_wait(struct droce_device *dev)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
-	struct engine_lcore *lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) :
+	struct engine_shard *edev = verbs_device_engine(dev);
+	struct engine_inst *lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) :
 			NULL;
 
 	if (lc != NULL && !lc->dedicated && pthread_mutex_trylock(&lc->driver) == 0) {
@@ -528,7 +528,7 @@ void engine_mr_wait(struct droce_device *dev)
 	sched_yield();
 }
 
-static void quiesce_op(struct engine_lcore *lc, void *arg)
+static void quiesce_op(struct engine_inst *lc, void *arg)
 {
 	RTE_SET_USED(lc);
 	RTE_SET_USED(arg);
@@ -540,19 +540,19 @@ static void quiesce_op(struct engine_lcore *lc, void *arg)
  * TX and timer phases of an iteration (engine_iteration()), so a no-op call that has run
  * proves that every MR lookup made before it was queued has finished its copy; an inline
  * instance iterates under lc->driver, so holding it is that point; an instance that is not
- * running iterates nowhere (engine_lcore_call() then just takes lc->driver). The MR keeps
+ * running iterates nowhere (engine_inst_call() then just takes lc->driver). The MR keeps
  * its context, hence the device, open: the shards' lcs do not change meanwhile.
  */
 void engine_mr_quiesce(struct droce_device *dev)
 {
-	struct engine_dev *edev = verbs_device_engine(dev);
-	struct engine_lcore *lc;
+	struct engine_shard *edev = verbs_device_engine(dev);
+	struct engine_inst *lc;
 	unsigned int k;
 
 	for (k = 0; edev != NULL && k < edev->n_shards; k++) {
 		lc = __atomic_load_n(&edev->shard[k]->lc, __ATOMIC_ACQUIRE);
 		if (lc != NULL)
-			engine_lcore_call(lc, quiesce_op, NULL);
+			engine_inst_call(lc, quiesce_op, NULL);
 	}
 }
 
@@ -565,11 +565,11 @@ bool droce_engine_is_inline(void)
 }
 
 struct counters_arg {
-	struct engine_dev *shard;
+	struct engine_shard *shard;
 	struct droce_counters *out;	/**< NULL: reset */
 };
 
-static void counters_op(struct engine_lcore *lc, void *arg)
+static void counters_op(struct engine_inst *lc, void *arg)
 {
 	struct counters_arg *a = arg;
 	unsigned int i;
@@ -592,7 +592,7 @@ static int counters_do(struct droce_context *ctx, struct droce_counters *out)
 {
 	struct droce_counters part;
 	struct counters_arg a = { .out = out != NULL ? &part : NULL };
-	struct engine_dev *edev;
+	struct engine_shard *edev;
 	unsigned int k, i;
 
 	if (ctx == NULL)
@@ -606,7 +606,7 @@ static int counters_do(struct droce_context *ctx, struct droce_counters *out)
 	for (k = 0; k < RTE_MAX(edev->n_shards, (uint16_t)1); k++) {
 		a.shard = edev->shard[k] != NULL ? edev->shard[k] : edev;
 		if (a.shard->lc != NULL)
-			engine_lcore_call(a.shard->lc, counters_op, &a);
+			engine_inst_call(a.shard->lc, counters_op, &a);
 		else
 			counters_op(NULL, &a);
 		for (i = 0; out != NULL && i < sizeof(part) / sizeof(uint64_t); i++)
@@ -617,13 +617,13 @@ static int counters_do(struct droce_context *ctx, struct droce_counters *out)
 }
 
 struct neigh_arg {
-	struct engine_dev *edev;
+	struct engine_shard *edev;
 	const uint8_t *addr;
 	uint8_t *mac;
 	int rc;
 };
 
-static void neigh_op(struct engine_lcore *lc, void *arg)
+static void neigh_op(struct engine_inst *lc, void *arg)
 {
 	struct neigh_arg *a = arg;
 
@@ -642,7 +642,7 @@ int droce_engine_neigh_resolve(struct droce_context *ctx, const union ibv_gid *a
 		return -ENODEV;
 	pthread_mutex_lock(&eng.lock);	/* the device stays on its instance meanwhile */
 	if (a.edev->lc != NULL && a.edev->started)
-		engine_lcore_call(a.edev->lc, neigh_op, &a);
+		engine_inst_call(a.edev->lc, neigh_op, &a);
 	pthread_mutex_unlock(&eng.lock);
 	return a.rc;
 }

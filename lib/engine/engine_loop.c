@@ -31,7 +31,7 @@
 /* A doorbell rang for @p slot (verbs_owner_doorbells()): visit its QP. */
 static void doorbell(void *arg, uint32_t slot)
 {
-	struct engine_lcore *lc = arg;
+	struct engine_inst *lc = arg;
 	struct engine_qp *eq = lc->by_slot[slot];
 
 	if (eq != NULL)	/* NULL: destroyed since it rang */
@@ -39,7 +39,7 @@ static void doorbell(void *arg, uint32_t slot)
 }
 
 /* Room in the device buffer beyond what the RX path and the timers may need. */
-static bool tx_room(const struct engine_dev *edev)
+static bool tx_room(const struct engine_shard *edev)
 {
 	return (unsigned int)(ENGINE_TXBUF - edev->n_tx) > TX_RESERVE;
 }
@@ -49,7 +49,7 @@ static bool tx_room(const struct engine_dev *edev)
  * lags (a full ring, a slow peer) holds new packets back in the SQ instead of making the
  * engine drop them and the transport retransmit them. A QP held back stays active.
  */
-static unsigned int tx_one(struct engine_lcore *lc, struct engine_qp *eq)
+static unsigned int tx_one(struct engine_inst *lc, struct engine_qp *eq)
 {
 	unsigned int room = ENGINE_TXBUF - eq->edev->n_tx;
 	unsigned int n;
@@ -83,7 +83,7 @@ static bool keep_active(struct engine_qp *eq)
  * device buffer full, so that when the port lags every active QP gets its turn: a QP always
  * last in line would never retransmit, and its retry timer would count tries it never made.
  */
-static unsigned int tx_dev(struct engine_lcore *lc, struct engine_dev *edev)
+static unsigned int tx_dev(struct engine_inst *lc, struct engine_shard *edev)
 {
 	unsigned int k, n = edev->n_active, i, work = 0;
 
@@ -114,7 +114,7 @@ static unsigned int tx_dev(struct engine_lcore *lc, struct engine_dev *edev)
  * whose path waited try again now rather than at their deadline. One atomic load per device
  * and iteration otherwise.
  */
-static void path_wake(struct engine_lcore *lc, struct engine_dev *edev)
+static void path_wake(struct engine_inst *lc, struct engine_shard *edev)
 {
 	uint32_t gen = engine_neigh_gen(edev), i;
 
@@ -129,7 +129,7 @@ static void path_wake(struct engine_lcore *lc, struct engine_dev *edev)
 	}
 }
 
-static unsigned int tx_qps(struct engine_lcore *lc)
+static unsigned int tx_qps(struct engine_inst *lc)
 {
 	unsigned int d, work = 0;
 
@@ -141,7 +141,7 @@ static unsigned int tx_qps(struct engine_lcore *lc)
 	return work;
 }
 
-static unsigned int fire_timers(struct engine_lcore *lc)
+static unsigned int fire_timers(struct engine_inst *lc)
 {
 	struct engine_qp *eq;
 	unsigned int n = 0;
@@ -161,7 +161,7 @@ static inline void health_add(uint64_t *c, uint64_t n)
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
-static void health(struct engine_lcore *lc, unsigned int work)
+static void health(struct engine_inst *lc, unsigned int work)
 {
 	uint64_t spent = rte_rdtsc() - lc->env.now;
 
@@ -169,7 +169,7 @@ static void health(struct engine_lcore *lc, unsigned int work)
 	health_add(&lc->iterations, 1);
 }
 
-unsigned int engine_iteration(struct engine_lcore *lc)
+unsigned int engine_iteration(struct engine_inst *lc)
 {
 	unsigned int i, work = 0;
 
@@ -190,7 +190,7 @@ unsigned int engine_iteration(struct engine_lcore *lc)
 		engine_fault_tick(lc->devs[i], lc->env.now);
 		if (unlikely(lc->devs[i]->bneck.n != 0))
 			engine_bneck_drain(lc->devs[i], lc->env.now);
-		work += engine_dev_flush(lc->devs[i]);
+		work += engine_shard_flush(lc->devs[i]);
 	}
 	health(lc, work);
 	return work;
@@ -205,7 +205,7 @@ unsigned int engine_idle_sleep_next(const struct engine_config *c, unsigned int 
 
 int engine_lcore_main(void *arg)
 {
-	struct engine_lcore *lc = arg;
+	struct engine_inst *lc = arg;
 	unsigned int idle = 0, sleep_us = 0;
 
 	ENGINE_LOG(INFO, "lcore %u: engine running", lc->lcore_id);

@@ -4,7 +4,7 @@
 /*
  * UD multicast in the engine. Each device has a table of its groups and the QPs attached to
  * them; verbs (lib/verbs/verbs_mcast.c) checks the calls and the limits and updates the table through
- * the mcast hook, which runs on the instance that serves the device (engine_lcore_call()), so
+ * the mcast hook, which runs on the instance that serves the device (engine_inst_call()), so
  * the receive path reads it without a lock.
  *
  * Receive: a RoCE v2 frame to a multicast GID must carry DestQP 0xFFFFFF (else
@@ -24,7 +24,7 @@
 #include "engine_private.h"
 #include "env.h"
 
-static struct engine_mcg *group_find(struct engine_dev *edev, const uint8_t gid[16])
+static struct engine_mcg *group_find(struct engine_shard *edev, const uint8_t gid[16])
 {
 	uint32_t i;
 
@@ -35,7 +35,7 @@ static struct engine_mcg *group_find(struct engine_dev *edev, const uint8_t gid[
 }
 
 /* A port that cannot receive every multicast frame gets the groups' MACs as its filter. */
-static void port_filter(struct engine_dev *edev)
+static void port_filter(struct engine_shard *edev)
 {
 	struct rte_ether_addr macs[DROCE_MAX_MCAST_GRP];
 	uint32_t i;
@@ -48,7 +48,7 @@ static void port_filter(struct engine_dev *edev)
 		ENGINE_LOG(WARNING, "port %u: cannot set the multicast filter", edev->port);
 }
 
-static int group_add(struct engine_dev *edev, const uint8_t gid[16], struct engine_qp *eq)
+static int group_add(struct engine_shard *edev, const uint8_t gid[16], struct engine_qp *eq)
 {
 	struct engine_mcg *g = group_find(edev, gid);
 	uint32_t i;
@@ -69,7 +69,7 @@ static int group_add(struct engine_dev *edev, const uint8_t gid[16], struct engi
 	return 0;
 }
 
-static void group_del(struct engine_dev *edev, struct engine_mcg *g, struct engine_qp *eq)
+static void group_del(struct engine_shard *edev, struct engine_mcg *g, struct engine_qp *eq)
 {
 	uint32_t i;
 
@@ -84,14 +84,14 @@ static void group_del(struct engine_dev *edev, struct engine_mcg *g, struct engi
 }
 
 struct mcast_arg {
-	struct engine_dev *edev;
+	struct engine_shard *edev;
 	uint32_t qpn;
 	const uint8_t *gid;
 	bool attach;
 	int rc;
 };
 
-static void mcast_op(struct engine_lcore *lc, void *arg)
+static void mcast_op(struct engine_inst *lc, void *arg)
 {
 	struct mcast_arg *a = arg;
 	uint32_t idx = verbs_qpn_slot(a->qpn);
@@ -117,18 +117,18 @@ static void mcast_op(struct engine_lcore *lc, void *arg)
 int engine_mcast_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach)
 {
 	struct mcast_arg a = { .qpn = qp->qp_num, .gid = gid->raw, .attach = attach };
-	struct engine_lcore *lc;
+	struct engine_inst *lc;
 
 	a.edev = verbs_device_engine(qp->context->device);
 	/* The QP keeps its context, hence its device, open: the device stays on lc. */
 	lc = a.edev != NULL ? __atomic_load_n(&a.edev->lc, __ATOMIC_ACQUIRE) : NULL;
 	if (lc == NULL)
 		return -ENODEV;
-	engine_lcore_call(lc, mcast_op, &a);
+	engine_inst_call(lc, mcast_op, &a);
 	return a.rc;
 }
 
-void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq)
+void engine_mcast_forget(struct engine_shard *edev, struct engine_qp *eq)
 {
 	uint32_t i = 0;
 
@@ -145,7 +145,7 @@ void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq)
 /* ---- Receive ---- */
 
 /* Each member's transport takes @p m (one reference each); each drop is logged. */
-static void deliver(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+static void deliver(struct engine_inst *lc, struct engine_shard *edev, struct rte_mbuf *m,
 		    const struct droce_pkt *pkt, struct engine_qp **to, uint32_t n)
 {
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));	/* for the drop log: m goes */
@@ -170,7 +170,7 @@ static uint32_t src_qpn(const struct droce_pkt *pkt)
 	return deth != NULL ? droce_deth_sqpn(deth) : UINT32_MAX;
 }
 
-void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+void engine_mcast_rx(struct engine_inst *lc, struct engine_shard *edev, struct rte_mbuf *m,
 		     const struct droce_pkt *pkt, bool loop)
 {
 	struct engine_qp *to[DROCE_MAX_MCAST_QP_ATTACH];
@@ -243,7 +243,7 @@ static bool has_other_member(const struct engine_mcg *g, uint32_t sqpn)
 	return false;
 }
 
-void engine_mcast_tx(struct engine_dev *edev, const struct rte_mbuf *m)
+void engine_mcast_tx(struct engine_shard *edev, const struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	struct rte_mbuf *copy;
@@ -262,7 +262,7 @@ void engine_mcast_tx(struct engine_dev *edev, const struct rte_mbuf *m)
 	edev->loop[edev->n_loop++] = copy;
 }
 
-unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *edev)
+unsigned int engine_mcast_loop_rx(struct engine_inst *lc, struct engine_shard *edev)
 {
 	struct rte_mbuf *q[ENGINE_MCAST_LOOP];
 	struct droce_pkt pkt;
@@ -285,7 +285,7 @@ unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *ed
 	return n;
 }
 
-void engine_mcast_stop(struct engine_dev *edev)
+void engine_mcast_stop(struct engine_shard *edev)
 {
 	rte_pktmbuf_free_bulk(edev->loop, edev->n_loop);
 	edev->n_loop = 0;

@@ -90,7 +90,7 @@ static bool is_v4(const uint8_t a[16])
 	return memcmp(a, prefix, 12) == 0;
 }
 
-bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16])
+bool engine_is_our_gid(const struct engine_shard *edev, const uint8_t addr[16])
 {
 	uint64_t a[2], g[2];
 	unsigned int i;
@@ -109,7 +109,7 @@ static uint64_t ms_to_tsc(uint64_t ms)
 	return ms * rte_get_tsc_hz() / 1000;
 }
 
-struct neigh_table *engine_neigh_create(struct engine_dev *edev)
+struct neigh_table *engine_neigh_create(struct engine_shard *edev)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	struct rte_hash_parameters p = {
@@ -154,7 +154,7 @@ void engine_neigh_free(struct neigh_table *nt)
 /* ---- Building frames ---- */
 
 /* An mbuf holding a zeroed frame of @p len bytes (padded to the Ethernet minimum). */
-static struct rte_mbuf *frame_alloc(struct engine_lcore *lc, struct engine_dev *edev,
+static struct rte_mbuf *frame_alloc(struct engine_inst *lc, struct engine_shard *edev,
 				    uint32_t len, const struct rte_ether_addr *dst,
 				    uint16_t type)
 {
@@ -175,7 +175,7 @@ static struct rte_mbuf *frame_alloc(struct engine_lcore *lc, struct engine_dev *
 	return m;
 }
 
-static void send_arp(struct engine_lcore *lc, struct engine_dev *edev, uint16_t op,
+static void send_arp(struct engine_inst *lc, struct engine_shard *edev, uint16_t op,
 		     const struct rte_ether_addr *dst, const struct rte_ether_addr *tha,
 		     const uint8_t tip[4])
 {
@@ -196,11 +196,11 @@ static void send_arp(struct engine_lcore *lc, struct engine_dev *edev, uint16_t 
 	memcpy(&ah->arp_data.arp_sip, cfg->ipv4, 4);
 	rte_ether_addr_copy(tha, &ah->arp_data.arp_tha);
 	memcpy(&ah->arp_data.arp_tip, tip, 4);
-	engine_dev_tx(edev, m);
+	engine_shard_tx(edev, m);
 }
 
 /* One ND message from @p src to @p dst (IPv6) with a link-layer option for our MAC. */
-static void send_nd(struct engine_lcore *lc, struct engine_dev *edev,
+static void send_nd(struct engine_inst *lc, struct engine_shard *edev,
 		    const struct rte_ether_addr *eth_dst, const uint8_t src[16],
 		    const uint8_t dst[16], uint8_t type, uint8_t flags, const uint8_t target[16])
 {
@@ -227,11 +227,11 @@ static void send_nd(struct engine_lcore *lc, struct engine_dev *edev,
 	nd->opt_len = 1;
 	rte_ether_addr_copy(&edev->mac, &nd->opt_mac);
 	nd->cksum = rte_ipv6_udptcp_cksum(ip, nd);
-	engine_dev_tx(edev, m);
+	engine_shard_tx(edev, m);
 }
 
 /* ARP request or neighbour solicitation for @p e. */
-static void send_request(struct engine_lcore *lc, struct engine_dev *edev,
+static void send_request(struct engine_inst *lc, struct engine_shard *edev,
 			 const struct neigh_entry *e)
 {
 	static const struct rte_ether_addr bcast = { .addr_bytes = { 0xff, 0xff, 0xff, 0xff,
@@ -264,7 +264,7 @@ static void pending_add(struct neigh_table *nt, uint64_t when)
 		nt->next_check = when;
 }
 
-static void start_resolution(struct engine_lcore *lc, struct engine_dev *edev,
+static void start_resolution(struct engine_inst *lc, struct engine_shard *edev,
 			     struct neigh_entry *e)
 {
 	e->state = NS_INCOMPLETE;
@@ -275,7 +275,7 @@ static void start_resolution(struct engine_lcore *lc, struct engine_dev *edev,
 }
 
 /* Record @p mac for @p addr. @p create: add an entry when there is none. */
-static void learn(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
+static void learn(struct engine_inst *lc, struct engine_shard *edev, const uint8_t addr[16],
 		  const struct rte_ether_addr *mac, bool create)
 {
 	struct neigh_table *nt = edev->neigh;
@@ -310,8 +310,8 @@ static void learn(struct engine_lcore *lc, struct engine_dev *edev, const uint8_
 static int resolve_locked(struct transport_env *env, struct droce_device *dev,
 			  struct droce_flow *flow)
 {
-	struct engine_lcore *lc = env->engine;
-	struct engine_dev *edev = engine_shard_here(env, dev);
+	struct engine_inst *lc = env->engine;
+	struct engine_shard *edev = engine_shard_here(env, dev);
 	struct neigh_table *nt = edev->neigh;
 	struct neigh_entry *e;
 	int32_t pos = rte_hash_lookup(nt->h, flow->dgid);
@@ -358,7 +358,7 @@ static int resolve_locked(struct transport_env *env, struct droce_device *dev,
 
 static void neigh_lock(struct neigh_table *nt);
 
-int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
+int engine_neigh_lookup(struct engine_inst *lc, struct engine_shard *edev, const uint8_t addr[16],
 			uint8_t mac[6])
 {
 	struct transport_env *env = &lc->env;
@@ -377,7 +377,7 @@ int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const 
 }
 
 /* One INCOMPLETE entry whose time came: another request, or give up. */
-static unsigned int retry(struct engine_lcore *lc, struct engine_dev *edev,
+static unsigned int retry(struct engine_inst *lc, struct engine_shard *edev,
 			  struct neigh_entry *e)
 {
 	uint64_t interval = ms_to_tsc(engine_cfg.neigh_retry_ms);
@@ -396,7 +396,7 @@ static unsigned int retry(struct engine_lcore *lc, struct engine_dev *edev,
 	return 1;
 }
 
-static unsigned int timers_locked(struct engine_lcore *lc, struct engine_dev *edev)
+static unsigned int timers_locked(struct engine_inst *lc, struct engine_shard *edev)
 {
 	struct neigh_table *nt = edev->neigh;
 	const void *key;
@@ -424,7 +424,7 @@ static unsigned int timers_locked(struct engine_lcore *lc, struct engine_dev *ed
 
 /* ---- Receiving ---- */
 
-static void rx_arp_locked(struct engine_lcore *lc, struct engine_dev *edev,
+static void rx_arp_locked(struct engine_inst *lc, struct engine_shard *edev,
 			  struct rte_mbuf *m, uint32_t l3_off)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
@@ -457,7 +457,7 @@ static void rx_arp_locked(struct engine_lcore *lc, struct engine_dev *edev,
 	}
 }
 
-static const struct nd_msg *nd_check(struct engine_dev *edev, const struct rte_mbuf *m,
+static const struct nd_msg *nd_check(struct engine_shard *edev, const struct rte_mbuf *m,
 				     const struct rte_ipv6_hdr *ip, uint32_t l4_off)
 {
 	const struct nd_msg *nd = rte_pktmbuf_mtod_offset(m, const struct nd_msg *, l4_off);
@@ -481,7 +481,7 @@ static const struct rte_ether_addr *nd_lla(const struct nd_msg *nd, uint32_t len
 	return &nd->opt_mac;
 }
 
-static void rx_ns(struct engine_lcore *lc, struct engine_dev *edev,
+static void rx_ns(struct engine_inst *lc, struct engine_shard *edev,
 		  const struct rte_ether_hdr *eh, const struct rte_ipv6_hdr *ip,
 		  const struct nd_msg *nd, uint32_t len)
 {
@@ -503,7 +503,7 @@ static void rx_ns(struct engine_lcore *lc, struct engine_dev *edev,
 	edev->cnt.neigh_reply_sent++;
 }
 
-static bool rx_icmp6_locked(struct engine_lcore *lc, struct engine_dev *edev,
+static bool rx_icmp6_locked(struct engine_inst *lc, struct engine_shard *edev,
 			    struct rte_mbuf *m, uint32_t l3_off)
 {
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
@@ -553,7 +553,7 @@ static void neigh_lock(struct neigh_table *nt)
 	}
 }
 
-uint32_t engine_neigh_gen(const struct engine_dev *edev)
+uint32_t engine_neigh_gen(const struct engine_shard *edev)
 {
 	return __atomic_load_n(&edev->neigh->gen, __ATOMIC_ACQUIRE);
 }
@@ -574,7 +574,7 @@ int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 	return rc;
 }
 
-unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *edev)
+unsigned int engine_neigh_timers(struct engine_inst *lc, struct engine_shard *edev)
 {
 	unsigned int n;
 
@@ -586,7 +586,7 @@ unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *ede
 	return n;
 }
 
-void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+void engine_neigh_rx_arp(struct engine_inst *lc, struct engine_shard *edev, struct rte_mbuf *m,
 			 uint32_t l3_off)
 {
 	neigh_lock(edev->neigh);
@@ -594,7 +594,7 @@ void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struc
 	verbs_unlock(&edev->neigh->lock);
 }
 
-bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
+bool engine_neigh_rx_icmp6(struct engine_inst *lc, struct engine_shard *edev,
 			   struct rte_mbuf *m, uint32_t l3_off)
 {
 	bool nd;

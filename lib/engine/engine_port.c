@@ -40,7 +40,7 @@ static bool port_takes_extbuf(const char *driver)
 
 /* Configure @p p's port with a queue pair per shard, queue k's mbufs from the pool of the
  * instance serving shard k. */
-static int configure(struct engine_dev *p, bool *extbuf)
+static int configure(struct engine_shard *p, bool *extbuf)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(p->dev);
 	struct rte_mempool *pools[ENGINE_MAX_LCORES];
@@ -68,7 +68,7 @@ static int configure(struct engine_dev *p, bool *extbuf)
 	return rc;
 }
 
-unsigned int engine_rx_link_down(struct engine_dev *edev)
+unsigned int engine_rx_link_down(struct engine_shard *edev)
 {
 	unsigned int n = env_port_discard_rx(edev->port, edev->queue) +
 			 engine_handoff_discard(edev);
@@ -78,7 +78,7 @@ unsigned int engine_rx_link_down(struct engine_dev *edev)
 }
 
 /* Frames buffered for a port whose link is down go nowhere. */
-static void drop_tx(struct engine_dev *edev)
+static void drop_tx(struct engine_shard *edev)
 {
 	edev->cnt.tx_link_down += edev->n_tx;
 	rte_pktmbuf_free_bulk(edev->tx, edev->n_tx);
@@ -87,7 +87,7 @@ static void drop_tx(struct engine_dev *edev)
 }
 
 /* Shard @p s's side of a port start: its buffers, faults, bottleneck and link. */
-static void shard_start(struct engine_dev *s, bool extbuf)
+static void shard_start(struct engine_shard *s, bool extbuf)
 {
 	s->port = s->primary->port;
 	s->mac = s->primary->mac;
@@ -106,9 +106,9 @@ static void shard_start(struct engine_dev *s, bool extbuf)
 }
 
 /* Shard @p s (not 0) of a port shard 0 started late: its side, once shard 0's is done. */
-static void shard_start_late(struct engine_dev *s)
+static void shard_start_late(struct engine_shard *s)
 {
-	struct engine_dev *p = s->primary;
+	struct engine_shard *p = s->primary;
 
 	if (!__atomic_load_n(&p->started, __ATOMIC_ACQUIRE))
 		return;
@@ -116,13 +116,13 @@ static void shard_start_late(struct engine_dev *s)
 	s->started = true;	/* this lcore's own flag from here on */
 }
 
-unsigned int engine_link_poll(struct engine_lcore *lc)
+unsigned int engine_link_poll(struct engine_inst *lc)
 {
 	unsigned int i, changed = 0;
 
 	lc->link_next = lc->env.now + lc->env.hz / 1000 * engine_cfg.link_poll_ms;
 	for (i = 0; i < lc->n_dev; i++) {
-		struct engine_dev *edev = lc->devs[i];
+		struct engine_shard *edev = lc->devs[i];
 		bool up;
 
 		if (!edev->started) {
@@ -197,7 +197,7 @@ static int port_start(uint16_t port, const struct droce_device_cfg *cfg, bool wa
 	}
 }
 
-int engine_port_start(struct engine_dev *p, bool shards)
+int engine_port_start(struct engine_shard *p, bool shards)
 {
 	const struct droce_device_cfg *cfg = verbs_device_cfg(p->dev);
 	int port = verbs_device_port(p->dev);
@@ -237,7 +237,7 @@ int engine_port_start(struct engine_dev *p, bool shards)
 }
 
 /* Shard @p s's side of a port stop (its lcore no longer serves it). */
-static void shard_stop(struct engine_dev *s)
+static void shard_stop(struct engine_shard *s)
 {
 	unsigned int i;
 
@@ -245,7 +245,7 @@ static void shard_stop(struct engine_dev *s)
 	engine_bneck_stop(s);
 	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
 	for (i = 0; i < 8 && s->n_tx != 0; i++)
-		engine_dev_flush(s);
+		engine_shard_flush(s);
 	s->cnt.tx_dropped += s->n_tx;
 	rte_pktmbuf_free_bulk(s->tx, s->n_tx);
 	s->n_tx = 0;
@@ -254,7 +254,7 @@ static void shard_stop(struct engine_dev *s)
 	engine_loop_stop(s);
 }
 
-void engine_port_stop(struct engine_dev *p)
+void engine_port_stop(struct engine_shard *p)
 {
 	unsigned int k;
 
@@ -270,7 +270,7 @@ void engine_port_stop(struct engine_dev *p)
 		__atomic_store_n(&p->shard[k]->started, false, __ATOMIC_RELEASE);
 }
 
-unsigned int engine_dev_flush(struct engine_dev *edev)
+unsigned int engine_shard_flush(struct engine_shard *edev)
 {
 	uint16_t i, sent;
 	uint64_t bytes = 0;
@@ -294,10 +294,10 @@ unsigned int engine_dev_flush(struct engine_dev *edev)
 	return sent;
 }
 
-void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
+void engine_shard_tx(struct engine_shard *edev, struct rte_mbuf *m)
 {
 	if (edev->n_tx == ENGINE_TXBUF)
-		engine_dev_flush(edev);
+		engine_shard_flush(edev);
 	if (edev->n_tx == ENGINE_TXBUF) {
 		edev->cnt.tx_dropped++;
 		rte_pktmbuf_free(m);
@@ -307,7 +307,7 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
 	/* Early flushes keep bursts short; once the port is full, wait for the iteration's
 	 * flush (or a full buffer) instead of retrying a burst per frame. */
 	if (edev->n_tx >= ENGINE_BURST * 4 && !edev->tx_stalled)
-		engine_dev_flush(edev);
+		engine_shard_flush(edev);
 }
 
 /*
@@ -318,7 +318,7 @@ void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
  * into registered memory (zero-copy segments), which the application may reuse once the
  * frame is sent.
  */
-static void loop_tx(struct engine_dev *edev, struct rte_mbuf *m)
+static void loop_tx(struct engine_shard *edev, struct rte_mbuf *m)
 {
 	struct rte_mbuf *copy = edev->n_uloop < ENGINE_LOOP && edev->lc != NULL ?
 				rte_pktmbuf_copy(m, edev->lc->pool, 0, UINT32_MAX) : NULL;
@@ -331,7 +331,7 @@ static void loop_tx(struct engine_dev *edev, struct rte_mbuf *m)
 	edev->uloop[edev->n_uloop++] = copy;
 }
 
-void engine_loop_stop(struct engine_dev *edev)
+void engine_loop_stop(struct engine_shard *edev)
 {
 	rte_pktmbuf_free_bulk(edev->uloop, edev->n_uloop);
 	edev->n_uloop = 0;
@@ -339,7 +339,7 @@ void engine_loop_stop(struct engine_dev *edev)
 
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m)
 {
-	struct engine_dev *edev = engine_shard_here(env, dev);
+	struct engine_shard *edev = engine_shard_here(env, dev);
 
 	if (unlikely(!edev->link_up)) {
 		edev->cnt.tx_link_down++;	/* not even to the device's own group members */
@@ -354,7 +354,7 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 	if (unlikely(edev->n_mcg != 0))
 		engine_mcast_tx(edev, m);	/* a copy for the device's own group members */
 	if (likely(!edev->tx_slow))
-		engine_dev_tx(edev, m);
+		engine_shard_tx(edev, m);
 	else if (edev->bneck.on)
 		engine_bneck_tx(edev, m, env->now);	/* test bottleneck (not with faults) */
 	else
@@ -363,7 +363,7 @@ void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct r
 
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev)
 {
-	const struct engine_dev *edev = engine_shard_here(env, dev);
+	const struct engine_shard *edev = engine_shard_here(env, dev);
 
 	return edev->tx_extbuf && !edev->fault.on && !edev->bneck.on;
 }

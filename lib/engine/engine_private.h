@@ -5,14 +5,14 @@
  * @file
  * Engine internals shared between the files of lib/engine (not installed).
  *
- * One struct engine_lcore per engine instance: a dedicated EAL worker lcore, or the single
+ * One struct engine_inst per engine instance: a dedicated EAL worker lcore, or the single
  * inline instance that application threads drive with droce_engine_poll(). Each open device
- * (struct engine_dev) is served by exactly one instance, which owns its port queues, its
+ * (struct engine_shard) is served by exactly one instance, which owns its port queues, its
  * neighbour table and every QP of the device. Everything an instance touches on the packet
  * path is its own: no lock, no atomic read-modify-write, no allocation.
  *
  * Control (device start/stop, QP add, counter reads) reaches an instance through
- * engine_lcore_call(): queued and applied between two iterations on a dedicated lcore, or
+ * engine_inst_call(): queued and applied between two iterations on a dedicated lcore, or
  * applied at once under the instance's driver lock when the instance is inline or not running.
  */
 #ifndef ENGINE_PRIVATE_H
@@ -79,7 +79,7 @@ struct engine_config {
 	unsigned int log_counters;	/**< 1: log a device's counters when it closes */
 };
 
-struct engine_lcore;
+struct engine_inst;
 struct neigh_table;
 struct rte_flow;
 
@@ -87,11 +87,11 @@ struct rte_flow;
 struct engine_qp {
 	struct droce_qp *qp;
 	struct transport_qp *t;		/**< NULL while no transport is linked */
-	struct engine_dev *edev;
+	struct engine_shard *edev;
 	uint64_t deadline;		/**< as in the timer heap; UINT64_MAX: not in it */
 	uint32_t heap_idx;
-	uint32_t list_idx;		/**< in engine_lcore.qps */
-	uint32_t active_idx;		/**< in engine_dev.active; UINT32_MAX: not in it */
+	uint32_t list_idx;		/**< in engine_inst.qps */
+	uint32_t active_idx;		/**< in engine_shard.active; UINT32_MAX: not in it */
 };
 
 #define ENGINE_FAULT_DELAYED 64	/**< frames a device may hold back for fault_delay_us */
@@ -138,10 +138,9 @@ struct engine_mcg {
 
 /** Counter indices: struct droce_counters' fields in order (droce_counter_name()). */
 enum engine_cnt_idx {
-#define DROCE_COUNTER(name, disposition, desc) ECNT_##name,
-#include "engine_counters.def"
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+#define ENGINE_CNT_IDX(name, disposition, desc) ECNT_##name,
+	DROCE_COUNTERS(ENGINE_CNT_IDX)
+#undef ENGINE_CNT_IDX
 	ECNT_NUM
 };
 /** Drop reasons: a counter index, or a parser reason after them. */
@@ -166,7 +165,7 @@ struct engine_hand {
 	struct verbs_ring r;
 	struct rte_mbuf *slot[ENGINE_HANDOFF_RING];
 };
-#define ENGINE_NO_SHARD UINT8_MAX	/**< engine_dev.qp_shard: no QP in the slot */
+#define ENGINE_NO_SHARD UINT8_MAX	/**< engine_shard.qp_shard: no QP in the slot */
 
 /**
  * A device as one engine instance serves it: a shard (engine_shard.c). A device served by N
@@ -178,10 +177,10 @@ struct engine_hand {
  * path writes is its own; the primary's fields marked so are read by the others.
  * Allocated at the first open, kept for life.
  */
-struct engine_dev {
+struct engine_shard {
 	struct droce_device *dev;
-	struct engine_lcore *lc;	/**< NULL while stopped */
-	struct engine_dev *primary;	/**< shard 0 (itself for shard 0) */
+	struct engine_inst *lc;	/**< NULL while stopped */
+	struct engine_shard *primary;	/**< shard 0 (itself for shard 0) */
 	uint16_t port;
 	uint16_t queue;			/**< the shard's queue pair, its index among the shards */
 	uint16_t n_shards;		/**< the device's (a copy in every shard) */
@@ -234,10 +233,10 @@ struct engine_dev {
 	/* Drop log (engine_droplog.c), owner only. */
 	uint64_t drop_logged[(ENGINE_DROP_NUM + 63) / 64];	/**< reasons logged once */
 	/* Sharding (engine_shard.c). Primary only: the shards, the shard serving the device on
-	 * each instance (by engine_lcore.idx), and the shard owning each QP slot (written by
+	 * each instance (by engine_inst.idx), and the shard owning each QP slot (written by
 	 * control, read by every shard's RX path: atomics). */
-	struct engine_dev *shard[ENGINE_MAX_LCORES];
-	struct engine_dev *by_lc[ENGINE_MAX_LCORES];
+	struct engine_shard *shard[ENGINE_MAX_LCORES];
+	struct engine_shard *by_lc[ENGINE_MAX_LCORES];
 	uint8_t *qp_shard;		/**< DROCE_QP_SLOTS entries; NULL with one shard */
 	/** Frames other shards received for this one's QPs, by sending shard (NULL with one
 	 *  shard). */
@@ -251,11 +250,11 @@ struct engine_timers {
 	uint32_t cap;
 };
 
-typedef void (*engine_call_fn)(struct engine_lcore *lc, void *arg);
+typedef void (*engine_call_fn)(struct engine_inst *lc, void *arg);
 
-struct engine_lcore {
+struct engine_inst {
 	unsigned int lcore_id;		/**< EAL lcore; RTE_MAX_LCORE for the inline instance */
-	unsigned int idx;		/**< among the instances (engine_dev.by_lc) */
+	unsigned int idx;		/**< among the instances (engine_shard.by_lc) */
 	bool dedicated;
 	uint32_t running;		/**< dedicated loop launched (atomic) */
 	uint32_t stop;			/**< ask the loop to return (atomic) */
@@ -263,7 +262,7 @@ struct engine_lcore {
 	struct transport_env env;
 	struct rte_mempool *pool;
 	unsigned int n_dev;
-	struct engine_dev *devs[DROCE_MAX_DEVICES];
+	struct engine_shard *devs[DROCE_MAX_DEVICES];
 	uint32_t n_qps;
 	struct engine_qp **qps;		/**< ENGINE_MAX_QPS slots */
 	struct engine_qp **by_slot;	/**< by verbs_qp_db_slot(), VERBS_DB_SLOTS entries */
@@ -283,24 +282,24 @@ struct engine_lcore {
 /* engine_instance.c */
 extern struct engine_config engine_cfg;
 /** Run @p fn(lc, arg) on @p lc between two iterations and wait for it. */
-void engine_lcore_call(struct engine_lcore *lc, engine_call_fn fn, void *arg);
+void engine_inst_call(struct engine_inst *lc, engine_call_fn fn, void *arg);
 
 /* engine_neigh.c (with the others declared further down) */
 /** droce_engine_neigh_resolve() on the instance serving @p edev: 0 and @p mac, -EAGAIN (a
  *  request is under way), -EHOSTUNREACH (the last resolution failed, for one more interval). */
-int engine_neigh_lookup(struct engine_lcore *lc, struct engine_dev *edev, const uint8_t addr[16],
+int engine_neigh_lookup(struct engine_inst *lc, struct engine_shard *edev, const uint8_t addr[16],
 			uint8_t mac[6]);
 
 /** What telemetry sees of the engine (engine_view_run()). */
 struct engine_view {
 	unsigned int n_lc;
-	struct engine_lcore *const *lc;	/**< the instances */
+	struct engine_inst *const *lc;	/**< the instances */
 	unsigned int n_dev;
-	struct engine_dev *const *dev;	/**< every device opened since the process started */
+	struct engine_shard *const *dev;	/**< every device opened since the start */
 };
 /**
  * Call @p fn with the engine's instances and devices, holding the lifecycle lock (so no
- * device starts, stops or changes instance meanwhile; @p fn may use engine_lcore_call()).
+ * device starts, stops or changes instance meanwhile; @p fn may use engine_inst_call()).
  * @return what @p fn returned, or -ENODEV when the engine is not initialised or no device is
  *   open (EAL memory may be going away then).
  */
@@ -308,16 +307,16 @@ int engine_view_run(int (*fn)(const struct engine_view *v, void *arg), void *arg
 
 /* engine_loop.c */
 /** One iteration: RX, transport TX, timers, control, TX flush. @return work done (0: idle). */
-unsigned int engine_iteration(struct engine_lcore *lc);
+unsigned int engine_iteration(struct engine_inst *lc);
 /** The dedicated lcore's main function (rte_eal_remote_launch). */
 int engine_lcore_main(void *arg);
 /** After a transport call on @p eq: re-read its deadline and place it in the timer heap, and
  *  have the TX step visit it (the call may have left TX work: ACK, response, open window). */
-void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq);
+void engine_qp_rearm(struct engine_inst *lc, struct engine_qp *eq);
 /** Have the TX step visit @p eq until it has no TX work. */
-void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq);
+void engine_qp_activate(struct engine_inst *lc, struct engine_qp *eq);
 /** @p eq goes away: the TX step forgets it. */
-void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq);
+void engine_qp_deactivate(struct engine_inst *lc, struct engine_qp *eq);
 
 /* engine_qp.c */
 extern const struct verbs_engine_ops engine_verbs_ops;
@@ -329,35 +328,35 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 struct env_steer;
 /** The steering rule of shard @p k of @p p (N = p->n_shards, a power of two): UDP destination
  *  4791, source port k under mask N - 1 → queue k (env_steer_fill()). */
-void engine_steer_rule(struct env_steer *s, const struct engine_dev *p, bool ipv6,
+void engine_steer_rule(struct env_steer *s, const struct engine_shard *p, bool ipv6,
 		       unsigned int k);
 /** After the port of primary @p p started: its steering rules, one per shard and IP version,
  *  where the port takes them (p->n_steer, p->steering). */
-void engine_steer_start(struct engine_dev *p);
+void engine_steer_start(struct engine_shard *p);
 /** Before the port stops: destroy its steering rules. */
-void engine_steer_stop(struct engine_dev *p);
+void engine_steer_stop(struct engine_shard *p);
 
 /* engine_port.c */
 /** Configure and start the port of primary @p p, a queue pair per shard (each shard's lc set:
  *  its pool receives), and start shard 0, and with @p shards the others too (else each starts
  *  its side on its own lcore, engine_link_poll()). @return 0, -errno. */
-int engine_port_start(struct engine_dev *p, bool shards);
+int engine_port_start(struct engine_shard *p, bool shards);
 /** Stop the port of primary @p p and its shards (no instance serves them any more). */
-void engine_port_stop(struct engine_dev *p);
+void engine_port_stop(struct engine_shard *p);
 /** Poll the link of every port @p lc serves; a change is reported to verbs
  *  (verbs_device_link(): the port's state and its event). @return links that changed. */
-unsigned int engine_link_poll(struct engine_lcore *lc);
+unsigned int engine_link_poll(struct engine_inst *lc);
 /** Once per iteration: poll the links when [engine] link_poll_ms have passed. */
-static inline unsigned int engine_link_tick(struct engine_lcore *lc)
+static inline unsigned int engine_link_tick(struct engine_inst *lc)
 {
 	return unlikely(lc->env.now >= lc->link_next) ? engine_link_poll(lc) : 0;
 }
 /** @p edev's link is down: drop what its port received. @return frames dropped. */
-unsigned int engine_rx_link_down(struct engine_dev *edev);
+unsigned int engine_rx_link_down(struct engine_shard *edev);
 /** Queue @p m for transmission (the owner only); drops and counts when the buffer is full. */
-void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m);
+void engine_shard_tx(struct engine_shard *edev, struct rte_mbuf *m);
 /** Hand buffered frames to the port. @return frames sent. */
-unsigned int engine_dev_flush(struct engine_dev *edev);
+unsigned int engine_shard_flush(struct engine_shard *edev);
 /** The transport_env callbacks. */
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev);
@@ -367,18 +366,18 @@ void engine_mr_wait(struct droce_device *dev);
 void engine_mr_quiesce(struct droce_device *dev);
 
 /* engine_bottleneck.c */
-void engine_bneck_start(struct engine_dev *edev);
-void engine_bneck_stop(struct engine_dev *edev);
+void engine_bneck_start(struct engine_shard *edev);
+void engine_bneck_stop(struct engine_shard *edev);
 /** Queue @p m in the bottleneck (marked CE above the mark, dropped above the limit). */
-void engine_bneck_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
+void engine_bneck_tx(struct engine_shard *edev, struct rte_mbuf *m, uint64_t now);
 /** Once per iteration, before the flush: what the bottleneck's rate lets leave by @p now. */
-void engine_bneck_drain(struct engine_dev *edev, uint64_t now);
+void engine_bneck_drain(struct engine_shard *edev, uint64_t now);
 
 /* engine_cc.c */
 /** Parse the [dcqcn] section (verbs_dcqcn_config()). @return 0, -EINVAL. */
 int engine_cc_config_load(void);
 /** (Re)make @p edev's DCQCN parameters (at port start: line rate from the link speed). */
-void engine_cc_setup(struct engine_dev *edev);
+void engine_cc_setup(struct engine_shard *edev);
 /** transport_env.dcqcn. */
 const struct dcqcn_params *engine_env_dcqcn(struct transport_env *env, struct droce_device *dev);
 /** The [dcqcn] settings of a device, as telemetry shows them (keys' units). */
@@ -389,38 +388,38 @@ struct engine_cc_view {
 	unsigned int alpha_period_us, time_reset_us, byte_reset, stages;
 	unsigned int line_rate_mbps, min_rate_mbps, ai_rate_mbps, hai_rate_mbps, burst;
 };
-void engine_cc_describe(const struct engine_dev *edev, struct engine_cc_view *v);
+void engine_cc_describe(const struct engine_shard *edev, struct engine_cc_view *v);
 
 /* engine_fault.c */
 /** Set an ECN-capable frame's ECN field to CE (RFC 3168), the IPv4 checksum following (the
  *  ICRC does not cover the field). @return false when it is Not-ECT or CE already. */
 bool engine_mark_ce(struct rte_mbuf *m);
 /** Arm @p edev's fault injection from engine_cfg (at port start); off when all are 0. */
-void engine_fault_start(struct engine_dev *edev);
+void engine_fault_start(struct engine_shard *edev);
 /** Free a held frame (at port stop). */
-void engine_fault_stop(struct engine_dev *edev);
+void engine_fault_stop(struct engine_shard *edev);
 /**
  * Transmit @p m through the faults (drop, corrupt, duplicate, delay, hold back) instead of
- * engine_dev_tx; @p now is the iteration's TSC (a delayed frame is due fault_delay_us later).
+ * engine_shard_tx; @p now is the iteration's TSC (a delayed frame is due fault_delay_us later).
  */
-void engine_fault_tx(struct engine_dev *edev, struct rte_mbuf *m, uint64_t now);
+void engine_fault_tx(struct engine_shard *edev, struct rte_mbuf *m, uint64_t now);
 /**
  * Once per iteration, before the flush: release a frame held for a whole iteration and the
  * delayed frames that are due at @p now (TSC).
  */
-void engine_fault_release(struct engine_dev *edev, uint64_t now);
+void engine_fault_release(struct engine_shard *edev, uint64_t now);
 /*
  * This thread is about to run transport code of @p lc (an iteration, or a control call under
  * the driver lock): the clock, and the mbuf cache of this thread's lcore (the previous entry
  * may have been another thread's).
  */
-static inline void engine_env_enter(struct engine_lcore *lc)
+static inline void engine_env_enter(struct engine_inst *lc)
 {
 	lc->env.now = rte_rdtsc();
 	lc->env.cache = rte_mempool_default_cache(lc->env.pool, rte_lcore_id());
 }
 
-static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
+static inline void engine_fault_tick(struct engine_shard *edev, uint64_t now)
 {
 	if (unlikely(edev->fault.held != NULL || edev->fault.d_n != 0))
 		engine_fault_release(edev, now);
@@ -429,19 +428,19 @@ static inline void engine_fault_tick(struct engine_dev *edev, uint64_t now)
 /* engine_shard.c */
 /** Make @p p the primary of @p n shards (allocated once, kept; copies of the port, MAC, GIDs).
  *  @return 0, -ENOMEM. */
-int engine_shards_make(struct engine_dev *p, unsigned int n);
+int engine_shards_make(struct engine_shard *p, unsigned int n);
 /** The shard to own @p qp: 0 for UD QPs and with one shard, else its slot % n. */
-unsigned int engine_shard_pick(const struct engine_dev *p, const struct droce_qp *qp);
+unsigned int engine_shard_pick(const struct engine_shard *p, const struct droce_qp *qp);
 /** Shard @p k owns QP @p qpn's slot from now on (ENGINE_NO_SHARD: nobody). */
-void engine_shard_own(struct engine_dev *p, uint32_t qpn, unsigned int k);
+void engine_shard_own(struct engine_shard *p, uint32_t qpn, unsigned int k);
 /** The shard that owns the QP of RoCE frame @p m (IP header at @p l3_off, UDP at @p l4_off):
  *  0 for multicast, @p s's own index when no QP owns it or the frame is too short to say. */
-unsigned int engine_shard_route(const struct engine_dev *s, const struct rte_mbuf *m,
+unsigned int engine_shard_route(const struct engine_shard *s, const struct rte_mbuf *m,
 				uint32_t l3_off, uint32_t l4_off, bool v6);
 /** Hand @p m, received by shard @p s, to shard @p k (rx_handoff; rx_handoff_dropped). */
-void engine_handoff(struct engine_dev *s, unsigned int k, struct rte_mbuf *m);
+void engine_handoff(struct engine_shard *s, unsigned int k, struct rte_mbuf *m);
 /** Free the frames handed to @p s and not taken. @return frames freed. */
-unsigned int engine_handoff_discard(struct engine_dev *s);
+unsigned int engine_handoff_discard(struct engine_shard *s);
 /** The consumer's side of @p h: up to @p n frames into @p pkts. @return how many. */
 static inline unsigned int engine_hand_take(struct engine_hand *h, struct rte_mbuf **pkts,
 					    unsigned int n)
@@ -457,18 +456,18 @@ static inline unsigned int engine_hand_take(struct engine_hand *h, struct rte_mb
 }
 
 /** The shard of device @p dev that the instance running @p env serves. */
-static inline struct engine_dev *engine_shard_here(const struct transport_env *env,
-						   struct droce_device *dev)
+static inline struct engine_shard *engine_shard_here(const struct transport_env *env,
+						     struct droce_device *dev)
 {
-	const struct engine_lcore *lc = env->engine;
+	const struct engine_inst *lc = env->engine;
 
-	return ((struct engine_dev *)verbs_device_engine(dev))->by_lc[lc->idx];
+	return ((struct engine_shard *)verbs_device_engine(dev))->by_lc[lc->idx];
 }
 
 /* engine_classify.c */
 /** Receive and dispatch up to ENGINE_RX_BURSTS bursts from @p edev's queue (and the frames
  *  other shards handed over). @return frames received. */
-unsigned int engine_rx(struct engine_lcore *lc, struct engine_dev *edev);
+unsigned int engine_rx(struct engine_inst *lc, struct engine_shard *edev);
 
 /* engine_rx_roce.c */
 /** The RoCE v2 frames of one receive burst between the stages of engine_rx_roce(). */
@@ -479,12 +478,12 @@ struct engine_rx_vec {
 	struct droce_pkt pkt[ENGINE_BURST];
 };
 /** engine_rx_roce() of a burst with frames. */
-void engine_rx_roce_burst(struct engine_lcore *lc, struct engine_dev *edev,
+void engine_rx_roce_burst(struct engine_inst *lc, struct engine_shard *edev,
 			  struct engine_rx_vec *v);
 /** Parse, look up and deliver the @p v->n frames of @p v, in order; consumes them all and
  *  leaves @p v empty. An empty burst (most polls of an idle or handed-to queue) costs a test,
  *  not a call. */
-static inline void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *edev,
+static inline void engine_rx_roce(struct engine_inst *lc, struct engine_shard *edev,
 				  struct engine_rx_vec *v)
 {
 	if (v->n != 0)
@@ -492,43 +491,43 @@ static inline void engine_rx_roce(struct engine_lcore *lc, struct engine_dev *ed
 }
 
 /* engine_neigh.c */
-struct neigh_table *engine_neigh_create(struct engine_dev *edev);
+struct neigh_table *engine_neigh_create(struct engine_shard *edev);
 void engine_neigh_free(struct neigh_table *nt);
 /** ARP frame (Ethernet header at @p m's data start): answer and learn. */
-void engine_neigh_rx_arp(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+void engine_neigh_rx_arp(struct engine_inst *lc, struct engine_shard *edev, struct rte_mbuf *m,
 			 uint32_t l3_off);
 /** ICMPv6 frame: handle NS/NA. @return true when it was neighbour discovery. */
-bool engine_neigh_rx_icmp6(struct engine_lcore *lc, struct engine_dev *edev,
+bool engine_neigh_rx_icmp6(struct engine_inst *lc, struct engine_shard *edev,
 			   struct rte_mbuf *m, uint32_t l3_off);
 /** Retransmit or give up pending resolutions. @return requests sent. */
-unsigned int engine_neigh_timers(struct engine_lcore *lc, struct engine_dev *edev);
+unsigned int engine_neigh_timers(struct engine_inst *lc, struct engine_shard *edev);
 /** transport_env.resolve. */
 int engine_env_resolve(struct transport_env *env, struct droce_device *dev,
 		       struct droce_flow *flow);
 /** How many times an entry of @p edev's table was resolved or failed: a change wakes the QPs
  *  whose path waits (engine_loop.c). */
-uint32_t engine_neigh_gen(const struct engine_dev *edev);
+uint32_t engine_neigh_gen(const struct engine_shard *edev);
 /** Is @p addr (16 bytes, GID form) one of @p edev's GIDs? */
-bool engine_is_our_gid(const struct engine_dev *edev, const uint8_t addr[16]);
+bool engine_is_our_gid(const struct engine_shard *edev, const uint8_t addr[16]);
 
 /* engine_mcast.c */
 /** The verbs mcast hook: update the device's group table on its instance. @return 0. */
 int engine_mcast_update(struct droce_qp *qp, const union ibv_gid *gid, bool attach);
 /** A parsed RoCE v2 frame to multicast group pkt->dgid: a copy to every attached QP except
  *  the sender when @p loop (the frame was sent by this device). Consumes @p m. */
-void engine_mcast_rx(struct engine_lcore *lc, struct engine_dev *edev, struct rte_mbuf *m,
+void engine_mcast_rx(struct engine_inst *lc, struct engine_shard *edev, struct rte_mbuf *m,
 		     const struct droce_pkt *pkt, bool loop);
 /** A frame the transport sends to a multicast MAC: queue a copy for the device's own members
  *  (other than the sender). */
-void engine_mcast_tx(struct engine_dev *edev, const struct rte_mbuf *m);
+void engine_mcast_tx(struct engine_shard *edev, const struct rte_mbuf *m);
 /** Deliver the queued loopback frames. @return frames delivered. */
-unsigned int engine_mcast_loop_rx(struct engine_lcore *lc, struct engine_dev *edev);
+unsigned int engine_mcast_loop_rx(struct engine_inst *lc, struct engine_shard *edev);
 /** Free the queued loopback frames (port stop). */
-void engine_mcast_stop(struct engine_dev *edev);
+void engine_mcast_stop(struct engine_shard *edev);
 /* engine_port.c: unicast loopback (frames to the device's own MAC), freed at port stop */
-void engine_loop_stop(struct engine_dev *edev);
+void engine_loop_stop(struct engine_shard *edev);
 /** @p eq goes away: take it out of every group. */
-void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
+void engine_mcast_forget(struct engine_shard *edev, struct engine_qp *eq);
 
 /* engine_droplog.c */
 /** Name of drop @p reason as the counters call it ("rx_unknown_qp", "parse_err_bad_icrc")
@@ -536,29 +535,29 @@ void engine_mcast_forget(struct engine_dev *edev, struct engine_qp *eq);
 const char *engine_drop_reason_name(unsigned int reason, char *s, size_t n);
 void engine_drop_key_mbuf(struct engine_drop_key *k, const struct rte_mbuf *m);
 /** Log drop @p reason of @p k's frame: NOTICE the first time for the device, else DEBUG. */
-void engine_drop_log(struct engine_dev *edev, unsigned int reason,
+void engine_drop_log(struct engine_shard *edev, unsigned int reason,
 		     const struct engine_drop_key *k);
 /** engine_drop_log() of a frame still in @p m. */
-void engine_drop_raw(struct engine_dev *edev, unsigned int reason, const struct rte_mbuf *m);
+void engine_drop_raw(struct engine_shard *edev, unsigned int reason, const struct rte_mbuf *m);
 /** The transport dropped @p pkt (its QPN and PSN, read before the frame went) for @p v:
  *  log it as engine_drop() logs the engine's drops. */
-void engine_tdrop_log(struct engine_dev *edev, enum transport_verdict v,
+void engine_tdrop_log(struct engine_shard *edev, enum transport_verdict v,
 		      const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn);
 
-static inline bool engine_drop_logged(const struct engine_dev *edev, unsigned int reason)
+static inline bool engine_drop_logged(const struct engine_shard *edev, unsigned int reason)
 {
 	return (edev->drop_logged[reason / 64] >> (reason % 64)) & 1;
 }
 
 /** Is a drop of @p reason to be logged: the first one, or any at DEBUG? */
-static inline bool engine_drop_wanted(const struct engine_dev *edev, unsigned int reason)
+static inline bool engine_drop_wanted(const struct engine_shard *edev, unsigned int reason)
 {
 	return !engine_drop_logged(edev, reason) ||
 	       rte_log_can_log((uint32_t)engine_logtype, RTE_LOG_DEBUG);
 }
 
 /** @p edev drops the frame in @p m for @p reason (counted by the caller). */
-static inline void engine_drop(struct engine_dev *edev, unsigned int reason,
+static inline void engine_drop(struct engine_shard *edev, unsigned int reason,
 			       const struct rte_mbuf *m)
 {
 	if (unlikely(engine_drop_wanted(edev, reason)))
@@ -566,7 +565,7 @@ static inline void engine_drop(struct engine_dev *edev, unsigned int reason,
 }
 
 /** transport_rx() of @p pkt (its QPN, PSN) gave verdict @p v: a drop goes to the drop log. */
-static inline void engine_tdrop(struct engine_dev *edev, enum transport_verdict v,
+static inline void engine_tdrop(struct engine_shard *edev, enum transport_verdict v,
 				const struct droce_pkt *pkt, uint32_t qpn, uint32_t psn)
 {
 	if (unlikely(v != TRANSPORT_RX_ACCEPTED))

@@ -6,7 +6,7 @@
  * transport state, is given to one shard of its device (engine_shard.c: with one engine lcore
  * per device, the device), is attached to the verbs_owner of the instance that serves that
  * shard, and is added to the instance's QP list and the shard's QP table by an
- * engine_lcore_call(). From then on only that instance touches it: modify and destroy arrive through the owner
+ * engine_inst_call(). From then on only that instance touches it: modify and destroy arrive through the owner
  * (engine_qp_modified(), engine_qp_detached()) between two iterations, or - inline - under the
  * driver lock.
  */
@@ -20,15 +20,15 @@
 #include "engine_private.h"
 
 /* The device's primary shard. */
-static struct engine_dev *edev_of(const struct droce_qp *qp)
+static struct engine_shard *edev_of(const struct droce_qp *qp)
 {
 	return verbs_device_engine(qp->context->device);
 }
 
 /* @p qp as instance @p lc, which owns it, sees it. */
-static struct engine_qp *find(const struct engine_lcore *lc, const struct droce_qp *qp)
+static struct engine_qp *find(const struct engine_inst *lc, const struct droce_qp *qp)
 {
-	struct engine_dev *edev = edev_of(qp);
+	struct engine_shard *edev = edev_of(qp);
 	uint32_t idx = verbs_qpn_slot(qp->qp_num);
 
 	if (edev == NULL || idx >= DROCE_QP_SLOTS)
@@ -37,7 +37,7 @@ static struct engine_qp *find(const struct engine_lcore *lc, const struct droce_
 	return edev != NULL ? edev->qps[idx] : NULL;
 }
 
-static void add_on_lcore(struct engine_lcore *lc, void *arg)
+static void add_on_lcore(struct engine_inst *lc, void *arg)
 {
 	struct engine_qp *eq = arg;
 
@@ -49,8 +49,8 @@ static void add_on_lcore(struct engine_lcore *lc, void *arg)
 
 static int qp_created(struct droce_qp *qp)
 {
-	struct engine_dev *p = edev_of(qp), *edev;
-	struct engine_lcore *lc;
+	struct engine_shard *p = edev_of(qp), *edev;
+	struct engine_inst *lc;
 	struct engine_qp *eq;
 	unsigned int k;
 	int rc;
@@ -81,13 +81,13 @@ static int qp_created(struct droce_qp *qp)
 		return rc;
 	}
 	engine_shard_own(p, qp->qp_num, k);	/* before any shard can find it */
-	engine_lcore_call(lc, add_on_lcore, eq);
+	engine_inst_call(lc, add_on_lcore, eq);
 	return 0;
 }
 
 void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 {
-	struct engine_lcore *lc = o->arg;
+	struct engine_inst *lc = o->arg;
 	struct engine_qp *eq = find(lc, qp);
 	struct engine_qp *last;
 
@@ -107,7 +107,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 	if (eq->edev->started) {
 		engine_env_enter(lc);
 		transport_flush(&lc->env, eq->t);
-		engine_dev_flush(eq->edev);
+		engine_shard_flush(eq->edev);
 	}
 	engine_mcast_forget(eq->edev, eq);	/* verbs refuses to destroy an attached QP */
 	transport_qp_destroy(eq->t);
@@ -116,7 +116,7 @@ void engine_qp_detached(struct verbs_owner *o, struct droce_qp *qp)
 
 void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mask)
 {
-	struct engine_lcore *lc = o->arg;
+	struct engine_inst *lc = o->arg;
 	struct engine_qp *eq = find(lc, qp);
 
 	if (eq == NULL)
@@ -128,15 +128,15 @@ void engine_qp_modified(struct verbs_owner *o, struct droce_qp *qp, int attr_mas
 	engine_qp_rearm(lc, eq);
 }
 
-void engine_qp_rearm(struct engine_lcore *lc, struct engine_qp *eq)
+void engine_qp_rearm(struct engine_inst *lc, struct engine_qp *eq)
 {
 	engine_timers_set(&lc->timers, eq, transport_deadline(eq->t));
 	engine_qp_activate(lc, eq);
 }
 
-void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq)
+void engine_qp_activate(struct engine_inst *lc, struct engine_qp *eq)
 {
-	struct engine_dev *edev = eq->edev;
+	struct engine_shard *edev = eq->edev;
 
 	RTE_SET_USED(lc);
 	if (eq->active_idx != UINT32_MAX)
@@ -145,9 +145,9 @@ void engine_qp_activate(struct engine_lcore *lc, struct engine_qp *eq)
 	edev->active[edev->n_active++] = eq;
 }
 
-void engine_qp_deactivate(struct engine_lcore *lc, struct engine_qp *eq)
+void engine_qp_deactivate(struct engine_inst *lc, struct engine_qp *eq)
 {
-	struct engine_dev *edev = eq->edev;
+	struct engine_shard *edev = eq->edev;
 	struct engine_qp *last;
 
 	RTE_SET_USED(lc);
@@ -167,7 +167,7 @@ struct qp_counters_arg {
 	int rc;
 };
 
-static void qp_counters_op(struct engine_lcore *lc, void *arg)
+static void qp_counters_op(struct engine_inst *lc, void *arg)
 {
 	struct qp_counters_arg *a = arg;
 	struct engine_qp *eq = find(lc, a->qp);
@@ -183,8 +183,8 @@ static void qp_counters_op(struct engine_lcore *lc, void *arg)
 int droce_query_qp_counters(struct droce_qp *qp, struct droce_counters *out)
 {
 	struct qp_counters_arg a = { .qp = qp, .out = out, .rc = -EINVAL };
-	struct engine_dev *edev;
-	struct engine_lcore *lc;
+	struct engine_shard *edev;
+	struct engine_inst *lc;
 
 	if (qp == NULL || out == NULL)
 		return -EINVAL;
@@ -197,7 +197,7 @@ int droce_query_qp_counters(struct droce_qp *qp, struct droce_counters *out)
 	lc = edev != NULL ? __atomic_load_n(&edev->lc, __ATOMIC_ACQUIRE) : NULL;
 	if (lc == NULL)
 		return -ENODEV;
-	engine_lcore_call(lc, qp_counters_op, &a);
+	engine_inst_call(lc, qp_counters_op, &a);
 	return a.rc;
 }
 

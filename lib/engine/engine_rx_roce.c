@@ -17,7 +17,7 @@
 #include "engine_private.h"
 
 /* Parse and check every frame; the bad ones are dropped, the rest close up. */
-static void stage_parse(struct engine_dev *edev, struct engine_rx_vec *v)
+static void stage_parse(struct engine_shard *edev, struct engine_rx_vec *v)
 {
 	struct droce_counters *c = &edev->cnt;
 	enum droce_parse_err err;
@@ -39,7 +39,7 @@ static void stage_parse(struct engine_dev *edev, struct engine_rx_vec *v)
 
 /* Whether @p dgid is one of the device's GIDs; @p last is the previous frame's, accepted
  * already (a burst is mostly one flow's), or NULL. */
-static __rte_always_inline bool our_gid(const struct engine_dev *edev, const uint8_t *dgid,
+static __rte_always_inline bool our_gid(const struct engine_shard *edev, const uint8_t *dgid,
 					const uint8_t *last)
 {
 	uint64_t a[2], b[2];
@@ -55,7 +55,7 @@ static __rte_always_inline bool our_gid(const struct engine_dev *edev, const uin
 
 /* Find every frame's QP (NULL for a multicast frame, delivered by engine_mcast.c); frames for
  * another GID or no QP are dropped. */
-static void stage_lookup(struct engine_dev *edev, struct engine_rx_vec *v)
+static void stage_lookup(struct engine_shard *edev, struct engine_rx_vec *v)
 {
 	struct droce_counters *c = &edev->cnt;
 	const uint8_t *last = NULL;
@@ -99,7 +99,7 @@ drop:
 }
 
 /* Hand every frame to its transport (or the multicast fan-out), in order. */
-static void stage_deliver(struct engine_lcore *lc, struct engine_dev *edev,
+static void stage_deliver(struct engine_inst *lc, struct engine_shard *edev,
 			  struct engine_rx_vec *v)
 {
 	enum transport_verdict verdict;
@@ -124,7 +124,7 @@ static void stage_deliver(struct engine_lcore *lc, struct engine_dev *edev,
 	}
 }
 
-void engine_rx_roce_burst(struct engine_lcore *lc, struct engine_dev *edev,
+void engine_rx_roce_burst(struct engine_inst *lc, struct engine_shard *edev,
 			  struct engine_rx_vec *v)
 {
 	stage_parse(edev, v);

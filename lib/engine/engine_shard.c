@@ -27,9 +27,9 @@
 #include "engine_private.h"
 
 /* Shard @p k (> 0) of @p p: a copy of what the primary knows of the device. */
-static struct engine_dev *shard_alloc(struct engine_dev *p, unsigned int k)
+static struct engine_shard *shard_alloc(struct engine_shard *p, unsigned int k)
 {
-	struct engine_dev *s = rte_zmalloc("droce_engine_dev", sizeof(*s), RTE_CACHE_LINE_SIZE);
+	struct engine_shard *s = rte_zmalloc("droce_engine_dev", sizeof(*s), RTE_CACHE_LINE_SIZE);
 
 	if (s == NULL)
 		return NULL;
@@ -40,7 +40,7 @@ static struct engine_dev *shard_alloc(struct engine_dev *p, unsigned int k)
 	return s;
 }
 
-static int rings_make(struct engine_dev *s, unsigned int n)
+static int rings_make(struct engine_shard *s, unsigned int n)
 {
 	unsigned int i;
 
@@ -56,7 +56,7 @@ static int rings_make(struct engine_dev *s, unsigned int n)
 	return 0;
 }
 
-int engine_shards_make(struct engine_dev *p, unsigned int n)
+int engine_shards_make(struct engine_shard *p, unsigned int n)
 {
 	unsigned int k;
 
@@ -76,7 +76,7 @@ int engine_shards_make(struct engine_dev *p, unsigned int n)
 		if (rings_make(p->shard[k], n) != 0)
 			return -ENOMEM;
 	for (k = 0; k < n; k++) {
-		struct engine_dev *s = p->shard[k];
+		struct engine_shard *s = p->shard[k];
 
 		s->n_shards = (uint16_t)n;
 		s->port = p->port;
@@ -87,7 +87,7 @@ int engine_shards_make(struct engine_dev *p, unsigned int n)
 	return 0;
 }
 
-unsigned int engine_shard_pick(const struct engine_dev *p, const struct droce_qp *qp)
+unsigned int engine_shard_pick(const struct engine_shard *p, const struct droce_qp *qp)
 {
 	uint32_t slot = verbs_qpn_slot(qp->qp_num);
 
@@ -96,7 +96,7 @@ unsigned int engine_shard_pick(const struct engine_dev *p, const struct droce_qp
 	return slot % p->n_shards;
 }
 
-void engine_shard_own(struct engine_dev *p, uint32_t qpn, unsigned int k)
+void engine_shard_own(struct engine_shard *p, uint32_t qpn, unsigned int k)
 {
 	uint32_t slot = verbs_qpn_slot(qpn);
 
@@ -104,7 +104,7 @@ void engine_shard_own(struct engine_dev *p, uint32_t qpn, unsigned int k)
 		__atomic_store_n(&p->qp_shard[slot], (uint8_t)k, __ATOMIC_RELEASE);
 }
 
-unsigned int engine_shard_route(const struct engine_dev *s, const struct rte_mbuf *m,
+unsigned int engine_shard_route(const struct engine_shard *s, const struct rte_mbuf *m,
 				uint32_t l3_off, uint32_t l4_off, bool v6)
 {
 	const struct droce_bth *bth;
@@ -133,7 +133,7 @@ unsigned int engine_shard_route(const struct engine_dev *s, const struct rte_mbu
 	return k < s->n_shards ? k : s->queue;	/* no QP: dropped here, counted */
 }
 
-void engine_handoff(struct engine_dev *s, unsigned int k, struct rte_mbuf *m)
+void engine_handoff(struct engine_shard *s, unsigned int k, struct rte_mbuf *m)
 {
 	struct engine_hand *h = s->primary->shard[k]->hand_in[s->queue];
 	uint32_t head = verbs_ring_head(&h->r);
@@ -149,7 +149,7 @@ void engine_handoff(struct engine_dev *s, unsigned int k, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 }
 
-unsigned int engine_handoff_discard(struct engine_dev *s)
+unsigned int engine_handoff_discard(struct engine_shard *s)
 {
 	struct rte_mbuf *pkts[ENGINE_BURST];
 	unsigned int i, n, total = 0;

@@ -20,13 +20,13 @@
 #include "engine_private.h"
 #include "env_flow.h"
 
-void engine_steer_rule(struct env_steer *s, const struct engine_dev *p, bool ipv6,
+void engine_steer_rule(struct env_steer *s, const struct engine_shard *p, bool ipv6,
 		       unsigned int k)
 {
 	env_steer_fill(s, ipv6, (uint16_t)k, (uint16_t)(p->n_shards - 1), (uint16_t)k);
 }
 
-static void steer_drop_rules(struct engine_dev *p, unsigned int from)
+static void steer_drop_rules(struct engine_shard *p, unsigned int from)
 {
 	while (p->n_steer > from) {
 		p->n_steer--;
@@ -37,7 +37,7 @@ static void steer_drop_rules(struct engine_dev *p, unsigned int from)
 }
 
 /* The N rules of one IP version, or none. @return 0, or the first refusal's errno. */
-static int steer_version(struct engine_dev *p, bool ipv6, char *why, size_t len)
+static int steer_version(struct engine_shard *p, bool ipv6, char *why, size_t len)
 {
 	unsigned int first = p->n_steer, k;
 	struct env_steer rule;
@@ -57,7 +57,7 @@ static int steer_version(struct engine_dev *p, bool ipv6, char *why, size_t len)
 	return 0;
 }
 
-void engine_steer_start(struct engine_dev *p)
+void engine_steer_start(struct engine_shard *p)
 {
 	const char *name = verbs_device_cfg(p->dev)->name;
 	char why[96];
@@ -90,7 +90,7 @@ void engine_steer_start(struct engine_dev *p)
 			 rc4 != 0 ? " (IPv6 only)" : "", rc6 != 0 ? " (IPv4 only)" : "");
 }
 
-void engine_steer_stop(struct engine_dev *p)
+void engine_steer_stop(struct engine_shard *p)
 {
 	steer_drop_rules(p, 0);
 }

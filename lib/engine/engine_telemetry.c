@@ -57,15 +57,15 @@ struct tel_snap {
 	const char *name;
 	uint32_t qpn;			/* NO_QPN: no QP asked for */
 	/* answer (nothing is read from the engine once the lifecycle lock is released) */
-	struct engine_dev *edev;
-	struct engine_dev *cur;		/* the shard snap_op() reads */
+	struct engine_shard *edev;
+	struct engine_shard *cur;		/* the shard snap_op() reads */
 	bool open;			/* served by an instance */
 	int port;
 	uint16_t mtu;
 	uint32_t link_mbps;		/* the port's speed, 0: it gives none */
 	uint8_t active_width, active_speed;	/* as ibv_query_port() reports them */
 	char engine[64];		/* "lcore N", "lcores N,M", "inline", "none" */
-	char steering[112];		/* engine_dev.steering; "none" while closed */
+	char steering[112];		/* engine_shard.steering; "none" while closed */
 	uint32_t steer_rules;
 	struct rte_ether_addr mac;
 	struct droce_counters cnt;	/* the device's, or the QP's when qpn was asked */
@@ -115,10 +115,10 @@ static void qp_fill(struct tel_qp *o, const struct engine_qp *eq)
 	o->srq = qp->srq != NULL ? (int64_t)qp->srq->handle : -1;
 }
 
-static void snap_op(struct engine_lcore *lc, void *arg)
+static void snap_op(struct engine_inst *lc, void *arg)
 {
 	struct tel_snap *s = arg;
-	struct engine_dev *edev = s->cur;
+	struct engine_shard *edev = s->cur;
 	uint32_t i, n_qp = s->n_qp;
 
 	for (i = 0; i < sizeof(s->sum) / sizeof(uint64_t); i++)
@@ -154,7 +154,7 @@ static void snap_op(struct engine_lcore *lc, void *arg)
 	s->shard[edev->queue].qps = s->n_qp - n_qp;
 }
 
-static const char *dev_name(const struct engine_dev *edev)
+static const char *dev_name(const struct engine_shard *edev)
 {
 	return verbs_device_cfg(edev->dev)->name;
 }
@@ -202,7 +202,7 @@ static int snap_view(const struct engine_view *v, void *arg)
 		for (k = 0; k < s->n_shards; k++) {
 			s->cur = s->edev->shard[k] != NULL ? s->edev->shard[k] : s->edev;
 			if (s->open)
-				engine_lcore_call(s->cur->lc, snap_op, s);
+				engine_inst_call(s->cur->lc, snap_op, s);
 			else
 				snap_op(NULL, s);	/* closed: no instance touches it */
 		}
@@ -518,7 +518,7 @@ static int tel_cqs(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static void put_lcore(struct rte_tel_data *d, const struct engine_lcore *lc)
+static void put_lcore(struct rte_tel_data *d, const struct engine_inst *lc)
 {
 	struct rte_tel_data *c = rte_tel_data_alloc();
 	uint64_t busy = __atomic_load_n(&lc->busy_cycles, __ATOMIC_RELAXED);

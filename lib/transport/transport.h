@@ -81,8 +81,8 @@ void transport_qp_destroy(struct transport_qp *t);
  */
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask);
 
-/** In a DROCE_COUNTER() definition: the arguments after @p disposition for a DROP counter,
- *  nothing for a COUNT one (engine_counters.def). */
+/** In an X() of the counter lists (droce_counters.h): the arguments after @p disposition for
+ *  a DROP counter, nothing for a COUNT one. */
 #define TRANSPORT_IF_DROP(disposition, ...) TRANSPORT_IF_DROP_##disposition(__VA_ARGS__)
 #define TRANSPORT_IF_DROP_DROP(...) __VA_ARGS__
 #define TRANSPORT_IF_DROP_COUNT(...)
@@ -92,7 +92,7 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
  * answered it as IBA has an RC responder answer a duplicate (ACKed again, replayed), a PSN gap
  * (NAK sequence error) or a SEND without a receive WQE (RNR NAK), or it failed on the QP's own
  * memory (a bad receive SGE: the WQE completes in error). Otherwise the frame was dropped and
- * the verdict is TRANSPORT_DROP_<counter>: one per DROP counter of transport_counters.def,
+ * the verdict is TRANSPORT_DROP_<counter>: one per DROP counter of DROCE_TRANSPORT_COUNTERS,
  * the one the transport counted for the frame, or, when it counts two, the one that names the
  * reason rather than its consequence: a UC packet whose bad R_Key drops its message is
  * access_err (not rx_uc_msg_dropped), an RC request out of its message's opcode sequence
@@ -100,10 +100,10 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
  */
 enum transport_verdict {
 	TRANSPORT_RX_ACCEPTED,
-#define DROCE_COUNTER(name, disposition, desc) \
+#define TRANSPORT_DROP_VERDICT(name, disposition, desc) \
 	TRANSPORT_IF_DROP(disposition, TRANSPORT_DROP_##name,)
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+	DROCE_TRANSPORT_COUNTERS(TRANSPORT_DROP_VERDICT)
+#undef TRANSPORT_DROP_VERDICT
 	TRANSPORT_VERDICT_NUM
 };
 

@@ -98,7 +98,7 @@ static void comp_fail(struct transport_qp *t, struct comp_ctx *c, enum ibv_wc_st
 	transport_state_sync(t);
 }
 
-void comp_locals(struct transport_qp *t)
+void transport_comp_locals(struct transport_qp *t)
 {
 	struct comp_ctx c = { 0 };
 
@@ -106,7 +106,7 @@ void comp_locals(struct transport_qp *t)
 	comp_flush(t, &c);
 }
 
-void comp_local_err(struct transport_env *env, struct transport_qp *t)
+void transport_comp_local_err(struct transport_env *env, struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
 	struct comp_ctx c = { 0 };
@@ -198,7 +198,7 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 	r->retry_left--;
 	r->retry_started = true;
 	window_cut(env, t, c, cause);
-	req_retry(t);
+	transport_req_retry(t);
 	rto_rearm(env, t);
 }
 
@@ -302,7 +302,7 @@ static bool on_empty_read_resp(struct comp_ctx *c, const struct droce_pkt *pkt,
 			       uint32_t psn, struct req_wqe *e)
 {
 	if (psn != e->first_psn)
-		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
+		return false;	/* lost packets before it: an implied NAK (transport_comp_rx()) */
 	if (pkt->payload_len != 0 || (pkt->mask & DROCE__ONLY) != DROCE__ONLY) {
 		c->bad = true;
 		return false;
@@ -330,7 +330,7 @@ static bool on_read_resp(struct transport_qp *t, struct comp_ctx *c, const struc
 	c->bad = is_other_kind(e, RK_READ, psn);
 	if (e == NULL || e->kind != RK_READ || psn != r->comp_psn ||
 	    droce_psn_lt(e->last_psn, psn))
-		return false;	/* lost packets before it: an implied NAK (comp_rx()) */
+		return false;	/* lost packets before it: an implied NAK (transport_comp_rx()) */
 	off = (uint32_t)droce_psn_diff(psn, e->first_psn) * t->mtu;
 	want = RTE_MIN(e->w->length - off, t->mtu);
 	if (pkt->payload_len != want || (psn == e->last_psn) != !!(pkt->mask & DROCE_M_LAST)) {
@@ -373,8 +373,8 @@ static bool on_atomic_ack(struct transport_qp *t, struct comp_ctx *c,
 	return true;
 }
 
-enum transport_verdict comp_rx(struct transport_env *env, struct transport_qp *t,
-			       const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_comp_rx(struct transport_env *env, struct transport_qp *t,
+					 const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_req *r = &t->req;
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));
@@ -425,15 +425,15 @@ enum transport_verdict comp_rx(struct transport_env *env, struct transport_qp *t
 	}
 	/* The requester may be retransmitting what was just acknowledged: skip ahead. */
 	if (!r->need_retry && droce_psn_lt(r->psn, r->comp_psn))
-		req_retry(t);
+		transport_req_retry(t);
 	if (unlikely(r->nlocal != 0))
 		comp_local_head(t, &c);	/* after a READ or atomic, say */
 	comp_flush(t, &c);
-	comp_local_err(env, t);
+	transport_comp_local_err(env, t);
 	return v;
 }
 
-void comp_timeout(struct transport_env *env, struct transport_qp *t)
+void transport_comp_timeout(struct transport_env *env, struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
 	struct comp_ctx c = { 0 };
@@ -442,7 +442,7 @@ void comp_timeout(struct transport_env *env, struct transport_qp *t)
 		/* After the RNR timer, the NAKed request is sent again. */
 		r->rnr_wait = false;
 		r->rnr_deadline = NO_DEADLINE;
-		req_retry(t);
+		transport_req_retry(t);
 		rto_rearm(env, t);
 	}
 	if (r->rto_deadline != NO_DEADLINE && env->now >= r->rto_deadline) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* Counter names and descriptions, from the layers' lists (droce_counters.h); a QP's own
- * counters and state for observability. */
+/* Counter names and descriptions, from the lists in droce_counters.h; a QP's own counters and
+ * state for observability. */
 
 #include <stddef.h>
 
@@ -15,10 +15,9 @@ static const struct {
 	const char *name;
 	const char *desc;
 } counters[] = {
-#define DROCE_COUNTER(n, disposition, d) { .name = #n, .desc = d },
-#include "engine_counters.def"
-#include "transport_counters.def"
-#undef DROCE_COUNTER
+#define COUNTER_NAME_DESC(n, disposition, d) { .name = #n, .desc = d },
+	DROCE_COUNTERS(COUNTER_NAME_DESC)
+#undef COUNTER_NAME_DESC
 };
 
 const char *droce_counter_name(unsigned int i)

@@ -37,7 +37,7 @@ static void set_rate(struct dcqcn_qp *q)
 	q->burst_ticks = ((uint64_t)q->p->burst * q->tick_q16) >> 16;
 }
 
-void dcqcn_init(struct dcqcn_qp *q, const struct dcqcn_params *p)
+void transport_dcqcn_init(struct dcqcn_qp *q, const struct dcqcn_params *p)
 {
 	memset(q, 0, sizeof(*q));
 	q->p = p;
@@ -85,7 +85,7 @@ static void increase(struct dcqcn_qp *q, bool timer)
  * (a QP idle that long would have recovered). */
 #define CATCH_UP_MAX 8192
 
-unsigned int dcqcn_advance(struct dcqcn_qp *q, uint64_t now)
+unsigned int transport_dcqcn_advance(struct dcqcn_qp *q, uint64_t now)
 {
 	const struct dcqcn_params *p = q->p;
 	unsigned int n = 0;
@@ -118,7 +118,7 @@ unsigned int dcqcn_advance(struct dcqcn_qp *q, uint64_t now)
 	return n;
 }
 
-bool dcqcn_cnp(struct dcqcn_qp *q, uint64_t now)
+bool transport_dcqcn_cnp(struct dcqcn_qp *q, uint64_t now)
 {
 	const struct dcqcn_params *p = q->p;
 	bool first = false;
@@ -132,7 +132,7 @@ bool dcqcn_cnp(struct dcqcn_qp *q, uint64_t now)
 		q->alpha = p->alpha_init;
 		q->tx_next = now;
 	} else {
-		dcqcn_advance(q, now);
+		transport_dcqcn_advance(q, now);
 		if (!q->limited) {	/* recovered by the events up to now: a new episode */
 			q->limited = true;
 			first = true;
@@ -159,9 +159,9 @@ bool dcqcn_cnp(struct dcqcn_qp *q, uint64_t now)
 	return true;
 }
 
-bool dcqcn_tx_ok(struct dcqcn_qp *q, uint64_t now, unsigned int *incs)
+bool transport_dcqcn_tx_ok(struct dcqcn_qp *q, uint64_t now, unsigned int *incs)
 {
-	*incs = dcqcn_advance(q, now);
+	*incs = transport_dcqcn_advance(q, now);
 	if (!q->limited)
 		return true;
 	if ((int64_t)(q->tx_next - now) > 0) {
@@ -174,7 +174,7 @@ bool dcqcn_tx_ok(struct dcqcn_qp *q, uint64_t now, unsigned int *incs)
 	return true;
 }
 
-unsigned int dcqcn_tx_sent(struct dcqcn_qp *q, uint32_t bytes)
+unsigned int transport_dcqcn_tx_sent(struct dcqcn_qp *q, uint32_t bytes)
 {
 	const struct dcqcn_params *p = q->p;
 
@@ -198,7 +198,7 @@ bool transport_cc_tx_ok_slow(struct transport_env *env, struct transport_qp *t)
 	bool waiting = t->cc.wait, ok;
 	unsigned int incs;
 
-	ok = dcqcn_tx_ok(&t->cc, env->now, &incs);
+	ok = transport_dcqcn_tx_ok(&t->cc, env->now, &incs);
 	if (incs != 0)
 		TCNT_ADD(env, t, cc_rate_inc, incs);
 	if (!t->cc.limited && incs != 0)
@@ -210,7 +210,7 @@ bool transport_cc_tx_ok_slow(struct transport_env *env, struct transport_qp *t)
 
 void transport_cc_sent_slow(struct transport_env *env, struct transport_qp *t, uint32_t bytes)
 {
-	if (dcqcn_tx_sent(&t->cc, bytes) != 0) {
+	if (transport_dcqcn_tx_sent(&t->cc, bytes) != 0) {
 		TCNT(env, t, cc_rate_inc);
 		if (!t->cc.limited)
 			TCNT(env, t, cc_rate_full);
@@ -269,13 +269,13 @@ enum transport_verdict transport_cc_rx_cnp(struct transport_env *env, struct tra
 		return TDROP(env, t, rx_bad_addr);	/* not from our peer */
 	TCNT(env, t, cnp_rcvd);
 	/* The timer events due by now first, counted as the pacer would have counted them. */
-	incs = dcqcn_advance(&t->cc, env->now);
+	incs = transport_dcqcn_advance(&t->cc, env->now);
 	if (incs != 0) {
 		TCNT_ADD(env, t, cc_rate_inc, incs);
 		if (!t->cc.limited)
 			TCNT(env, t, cc_rate_full);
 	}
-	if (dcqcn_cnp(&t->cc, env->now)) {
+	if (transport_dcqcn_cnp(&t->cc, env->now)) {
 		TCNT(env, t, cc_rate_cut);
 		if (!t->cc.limited)
 			TCNT(env, t, cc_rate_full);

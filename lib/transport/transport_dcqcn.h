@@ -83,17 +83,17 @@ struct dcqcn_qp {
  * returns what it changed in the rate: > 0 increases, < 0 a cut, 0 nothing; callers count.
  */
 /** Start @p q with parameters @p p (NULL: off). */
-void dcqcn_init(struct dcqcn_qp *q, const struct dcqcn_params *p);
+void transport_dcqcn_init(struct dcqcn_qp *q, const struct dcqcn_params *p);
 /** A CNP arrived at @p now: maybe cut the rate (at most once per rate_reduce_period).
  *  @return true when the rate was cut. */
-bool dcqcn_cnp(struct dcqcn_qp *q, uint64_t now);
+bool transport_dcqcn_cnp(struct dcqcn_qp *q, uint64_t now);
 /** Apply the timer events due by @p now (rate increases, alpha decay). @return increases. */
-unsigned int dcqcn_advance(struct dcqcn_qp *q, uint64_t now);
+unsigned int transport_dcqcn_advance(struct dcqcn_qp *q, uint64_t now);
 /** The pacer: may a packet leave at @p now? (Applies the timers first.) */
-bool dcqcn_tx_ok(struct dcqcn_qp *q, uint64_t now, unsigned int *incs);
+bool transport_dcqcn_tx_ok(struct dcqcn_qp *q, uint64_t now, unsigned int *incs);
 /** @p bytes left (a limited QP): charge the pacer, count toward the byte counter.
  *  @return rate increases by the byte counter. */
-unsigned int dcqcn_tx_sent(struct dcqcn_qp *q, uint32_t bytes);
+unsigned int transport_dcqcn_tx_sent(struct dcqcn_qp *q, uint32_t bytes);
 
 #ifdef __cplusplus
 }

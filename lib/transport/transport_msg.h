@@ -61,8 +61,8 @@ static inline enum ibv_wc_status transport_recv_append(struct transport_qp *t,
 						       const struct rte_mbuf *m,
 						       const struct droce_pkt *pkt)
 {
-	enum ibv_wc_status st = recv_copy(t, t->resp.recv_off, m, pkt->payload_off, NULL,
-					  pkt->payload_len);
+	enum ibv_wc_status st = transport_recv_copy(t, t->resp.recv_off, m, pkt->payload_off, NULL,
+						    pkt->payload_len);
 
 	if (st == IBV_WC_SUCCESS)
 		t->resp.recv_off += pkt->payload_len;

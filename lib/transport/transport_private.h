@@ -77,7 +77,7 @@ enum req_kind {
 	RK_ATOMIC_WRITE,	/**< 8 bytes carried, answered like a READ of 0 bytes */
 	RK_FLUSH,		/**< FETH + RETH, no payload, answered like a READ of 0 bytes */
 	/** BIND_MW, LOCAL_INV: no packet, no PSN; done by the requester when it reaches it
-	 *  (req_local()), completed once every WQE before it completed. Never counted by
+	 *  (transport_req_local()), completed once every WQE before it completed. Never counted by
 	 *  the kind ranges above (nrd, the packet builders). */
 	RK_LOCAL,
 };
@@ -368,71 +368,79 @@ uint64_t transport_rto_ticks(uint8_t timeout, uint64_t hz);
 uint64_t transport_rnr_ticks(uint8_t code, uint64_t hz);
 
 /* transport_req.c */
-void req_reset(struct transport_qp *t, uint32_t psn);
-enum ibv_wc_status req_local(struct transport_qp *t, const struct verbs_send_wqe *w);
-unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
-bool req_pending(const struct transport_qp *t);
+void transport_req_reset(struct transport_qp *t, uint32_t psn);
+enum ibv_wc_status transport_req_local(struct transport_qp *t, const struct verbs_send_wqe *w);
+unsigned int transport_req_tx(struct transport_env *env, struct transport_qp *t,
+			      unsigned int budget);
+bool transport_req_pending(const struct transport_qp *t);
 /** Copy @p len bytes of @p w's data at message offset @p off into @p m's payload, checking
  *  each SGE it reads against its MR again first (transport_sge_check()): the MR may have been
  *  deregistered since the WQE started. @return IBV_WC_SUCCESS, or LOC_PROT_ERR (nothing of
  *  that SGE was read; @p m is partly filled and must be freed). */
-enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
-			      uint32_t off, struct rte_mbuf *m, uint32_t len, bool recheck);
-/** Go back to comp_psn (go-back-N) at the next req_tx(). */
-void req_retry(struct transport_qp *t);
+enum ibv_wc_status transport_req_gather(const struct transport_qp *t,
+					const struct verbs_send_wqe *w, uint32_t off,
+					struct rte_mbuf *m, uint32_t len, bool recheck);
+/** Go back to comp_psn (go-back-N) at the next transport_req_tx(). */
+void transport_req_retry(struct transport_qp *t);
 
 /* transport_comp.c */
-enum transport_verdict comp_rx(struct transport_env *env, struct transport_qp *t,
-			       const struct rte_mbuf *m, const struct droce_pkt *pkt);
-void comp_timeout(struct transport_env *env, struct transport_qp *t);
+enum transport_verdict transport_comp_rx(struct transport_env *env, struct transport_qp *t,
+					 const struct rte_mbuf *m, const struct droce_pkt *pkt);
+void transport_comp_timeout(struct transport_env *env, struct transport_qp *t);
 /** Complete the head WQE if it carries a local error and nothing precedes it. */
-void comp_local_err(struct transport_env *env, struct transport_qp *t);
+void transport_comp_local_err(struct transport_env *env, struct transport_qp *t);
 /** Complete the done local operations (RK_LOCAL) at the head of the SQ. */
-void comp_locals(struct transport_qp *t);
+void transport_comp_locals(struct transport_qp *t);
 
 /* transport_resp.c */
-void resp_reset(struct transport_qp *t);
+void transport_resp_reset(struct transport_qp *t);
 /** A READ's memory was deregistered while its responses were being sent: NAK remote access
  *  error for @p psn, and the QP goes to ERR (as for a bad R_Key in a request). */
-void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn);
-enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t,
-			       const struct rte_mbuf *m, const struct droce_pkt *pkt);
+void transport_resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn);
+enum transport_verdict transport_resp_rx(struct transport_env *env, struct transport_qp *t,
+					 const struct rte_mbuf *m, const struct droce_pkt *pkt);
 
-/* transport_ureq.c, transport_uc.c, transport_ud.c, transport_urecv.c: the unreliable transports (UC, UD) */
-unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
-bool ureq_pending(const struct transport_qp *t);
+/* transport_unreliable_req.c, transport_uc.c, transport_ud.c, transport_unreliable_recv.c:
+ * the unreliable transports (UC, UD) */
+unsigned int transport_unreliable_tx(struct transport_env *env, struct transport_qp *t,
+				     unsigned int budget);
+bool transport_unreliable_pending(const struct transport_qp *t);
 /** The port's active MTU in bytes (UD's message limit). */
 uint32_t transport_port_mtu(struct droce_qp *qp);
 /** Send the next packet of @p w; *@p last when it was its last. @return 0, -errno (retry). */
-int uc_send_packet(struct transport_env *env, struct transport_qp *t,
-		   const struct verbs_send_wqe *w, bool *last);
-int ud_send_packet(struct transport_env *env, struct transport_qp *t,
-		   const struct verbs_send_wqe *w, bool *last);
-enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
-			     const struct rte_mbuf *m, const struct droce_pkt *pkt);
-enum transport_verdict ud_rx(struct transport_env *env, struct transport_qp *t,
-			     const struct rte_mbuf *m, const struct droce_pkt *pkt);
-enum transport_verdict urecv_rx(struct transport_env *env, struct transport_qp *t,
-				const struct rte_mbuf *m, const struct droce_pkt *pkt);
-/** recv_get(); none is counted in rx_no_recv_wr. */
-const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t);
+int transport_uc_send_packet(struct transport_env *env, struct transport_qp *t,
+			     const struct verbs_send_wqe *w, bool *last);
+int transport_ud_send_packet(struct transport_env *env, struct transport_qp *t,
+			     const struct verbs_send_wqe *w, bool *last);
+enum transport_verdict transport_uc_rx(struct transport_env *env, struct transport_qp *t,
+				       const struct rte_mbuf *m, const struct droce_pkt *pkt);
+enum transport_verdict transport_ud_rx(struct transport_env *env, struct transport_qp *t,
+				       const struct rte_mbuf *m, const struct droce_pkt *pkt);
+enum transport_verdict transport_unreliable_rx(struct transport_env *env,
+					       struct transport_qp *t, const struct rte_mbuf *m,
+					       const struct droce_pkt *pkt);
+/** transport_recv_get(); none is counted in rx_no_recv_wr. */
+const struct verbs_recv_wqe *transport_unreliable_recv_get(struct transport_env *env,
+							   struct transport_qp *t);
 
 /* transport_recv.c: receive WQEs of every transport */
 /** The held receive WQE, or the next one of the RQ/SRQ (held from now on); NULL: none. */
-const struct verbs_recv_wqe *recv_get(struct transport_qp *t);
+const struct verbs_recv_wqe *transport_recv_get(struct transport_qp *t);
 /** Copy @p len bytes into the held WQE at message offset @p off, from frame offset @p src of
  *  @p m, or from @p buf + @p src when @p m is NULL. The caller checked that they fit.
  *  @return IBV_WC_SUCCESS, IBV_WC_LOC_PROT_ERR (an SGE that names no writable MR). */
-enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
-			     const struct rte_mbuf *m, uint32_t src, const void *buf, uint32_t len);
+enum ibv_wc_status transport_recv_copy(const struct transport_qp *t, uint32_t off,
+				       const struct rte_mbuf *m, uint32_t src, const void *buf,
+				       uint32_t len);
 /** Complete the held WQE with @p wc (@p se: solicited) and let it go. */
-void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
+void transport_recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se);
 /** Complete the held WQE of a SEND or WRITE with immediate (RC, UC) with @p st, @p op and
  *  @p byte_len; on success also what its last packet @p pkt carries (immediate, invalidated
  *  R_Key, solicited event). @p pkt may be NULL when @p st is an error. */
-void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_wc_opcode op,
-		       uint32_t byte_len, const struct droce_pkt *pkt);
-void recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
+void transport_recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st,
+				 enum ibv_wc_opcode op,
+				 uint32_t byte_len, const struct droce_pkt *pkt);
+void transport_recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
 /* transport_dcqcn.c: congestion control (transport_dcqcn.h) */
 /** The traffic class of a connected (RC, UC) QP's frames for @p tc (the AV's): its ECN field
@@ -465,10 +473,11 @@ static inline void transport_cc_sent(struct transport_env *env, struct transport
 }
 
 /* transport_resp_out.c */
-void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
-		  uint32_t psn);
-void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t res);
-unsigned int resp_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget);
+void transport_resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
+			    uint32_t psn);
+void transport_resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t res);
+unsigned int transport_resp_tx(struct transport_env *env, struct transport_qp *t,
+			       unsigned int budget);
 static inline bool resp_pending(const struct transport_qp *t)
 {
 	return t->resp.out_head != t->resp.out_tail;

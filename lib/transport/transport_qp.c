@@ -87,8 +87,8 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_count
 	t->type = qp->qp_type;
 	t->qpn = qp->qp_num;
 	t->mtu = transport_port_mtu(qp);	/* UD keeps it; RC/UC: path_mtu at RTR */
-	req_reset(t, 0);
-	resp_reset(t);
+	transport_req_reset(t, 0);
+	transport_resp_reset(t);
 	return t;
 }
 
@@ -118,7 +118,8 @@ static void apply_attrs(struct transport_env *env, struct transport_qp *t, int m
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		t->resp.nres = RTE_MIN(a->max_dest_rd_atomic, (uint8_t)DROCE_MAX_RD_ATOM);
 	if ((mask & IBV_QP_SQ_PSN) && t->req.comp == t->req.head)
-		req_reset(t, a->sq_psn);	/* only while nothing is outstanding (SQD) */
+		transport_req_reset(t,
+				    a->sq_psn);      /* only while nothing is outstanding (SQD) */
 	if (mask & IBV_QP_TIMEOUT)
 		t->req.rto_ticks = transport_rto_ticks(a->timeout, env->hz);
 	if (mask & IBV_QP_RETRY_CNT)
@@ -135,10 +136,11 @@ unsigned int transport_flush(struct transport_env *env, struct transport_qp *t)
 
 	if (s->since_ack != 0 && !s->err) {
 		/* Accepted packets that did not ask for an ACK yet: acknowledge them now. */
-		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
+		transport_resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn,
+										 DROCE_PSN_MAX));
 		s->since_ack = 0;
 	}
-	return resp_tx(env, t, UINT_MAX);
+	return transport_resp_tx(env, t, UINT_MAX);
 }
 
 void transport_qp_modified(struct transport_env *env, struct transport_qp *t, int attr_mask)
@@ -148,16 +150,16 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 	t->state = st;
 
 	if (t->cc.p == NULL && env->dcqcn != NULL)
-		dcqcn_init(&t->cc, env->dcqcn(env, t->dev));	/* before the path: ECN */
+		transport_dcqcn_init(&t->cc, env->dcqcn(env, t->dev));	/* before the path: ECN */
 	/* Leaving service (RESET forgets the responder's output, ERR ends it): send what is owed
 	 * to the peer first. */
 	if ((st == IBV_QPS_RESET || st == IBV_QPS_ERR) && (attr_mask & IBV_QP_STATE))
 		transport_flush(env, t);
 	if (st == IBV_QPS_RESET) {
 		/* IBA 10.3.1: RESET forgets everything; the queues were emptied by verbs. */
-		req_reset(t, 0);
-		resp_reset(t);
-		dcqcn_init(&t->cc, t->cc.p);
+		transport_req_reset(t, 0);
+		transport_resp_reset(t);
+		transport_dcqcn_init(&t->cc, t->cc.p);
 		return;
 	}
 	if (st == IBV_QPS_ERR) {
@@ -188,7 +190,7 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 		if (unlikely(pkt->opcode == DROCE_OP_CNP))
 			v = transport_cc_rx_cnp(env, t, pkt);
 		else
-			v = urecv_rx(env, t, m, pkt);	/* UC, UD */
+			v = transport_unreliable_rx(env, t, m, pkt);	/* UC, UD */
 	} else if (droce_opcode_transport(pkt->opcode) != DROCE_TRANSPORT_RC) {
 		if (pkt->opcode == DROCE_OP_CNP)
 			v = transport_cc_rx_cnp(env, t, pkt);	/* no request, no response */
@@ -201,9 +203,9 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 	} else if (!transport_path_matches(t, pkt)) {
 		v = TDROP(env, t, rx_bad_addr);	/* not from our peer: spoofed or misrouted */
 	} else if (pkt->mask & DROCE_M_REQ) {
-		v = resp_rx(env, t, m, pkt);
+		v = transport_resp_rx(env, t, m, pkt);
 	} else if (pkt->mask & DROCE_M_RESP) {
-		v = comp_rx(env, t, m, pkt);
+		v = transport_comp_rx(env, t, m, pkt);
 	} else {
 		v = TDROP(env, t, rx_bad_opcode);
 	}
@@ -226,14 +228,14 @@ unsigned int transport_tx(struct transport_env *env, struct transport_qp *t, uns
 			verbs_sq_next(t->qp);
 		if (verbs_wq_pending(t->qp, false))
 			verbs_rq_next(t->qp);
-		return resp_tx(env, t, budget);	/* the NAK that ended the QP */
+		return transport_resp_tx(env, t, budget);	/* the NAK that ended the QP */
 	}
 	if (unlikely(t->path_wait))
 		return 0;	/* as transport_tx_pending() says */
-	n = resp_tx(env, t, budget);
+	n = transport_resp_tx(env, t, budget);
 	if (t->type != IBV_QPT_RC)
-		return n + ureq_tx(env, t, budget - n);
-	return n + req_tx(env, t, budget - n);
+		return n + transport_unreliable_tx(env, t, budget - n);
+	return n + transport_req_tx(env, t, budget - n);
 }
 
 bool transport_tx_pending(const struct transport_qp *t)
@@ -250,7 +252,7 @@ bool transport_tx_pending(const struct transport_qp *t)
 		return verbs_wq_pending(t->qp, true) || verbs_wq_pending(t->qp, false);
 	if (unlikely(t->cc.wait))
 		return false;	/* the pacer holds the requester: its deadline wakes it */
-	return t->type == IBV_QPT_RC ? req_pending(t) : ureq_pending(t);
+	return t->type == IBV_QPT_RC ? transport_req_pending(t) : transport_unreliable_pending(t);
 }
 
 uint64_t transport_deadline(const struct transport_qp *t)
@@ -274,5 +276,5 @@ void transport_timeout(struct transport_env *env, struct transport_qp *t)
 		t->path_wait = false;	/* the path is tried again */
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
-	comp_timeout(env, t);
+	transport_comp_timeout(env, t);
 }

@@ -11,7 +11,7 @@
 
 #include "transport_msg.h"
 
-const struct verbs_recv_wqe *recv_get(struct transport_qp *t)
+const struct verbs_recv_wqe *transport_recv_get(struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;
 
@@ -32,15 +32,16 @@ const struct verbs_recv_wqe *recv_get(struct transport_qp *t)
 	return s->rwqe;
 }
 
-enum ibv_wc_status recv_copy(const struct transport_qp *t, uint32_t off,
-			     const struct rte_mbuf *m, uint32_t src, const void *buf, uint32_t len)
+enum ibv_wc_status transport_recv_copy(const struct transport_qp *t, uint32_t off,
+				       const struct rte_mbuf *m, uint32_t src, const void *buf,
+				       uint32_t len)
 {
 	const struct verbs_recv_wqe *r = t->resp.rwqe;
 
 	return transport_sge_scatter(t, r->sge, r->num_sge, off, m, src, buf, len);
 }
 
-void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
+void transport_recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
 {
 	struct transport_resp *s = &t->resp;
 	int rc;
@@ -56,8 +57,9 @@ void recv_complete(struct transport_qp *t, struct ibv_wc *wc, bool se)
 		transport_state_sync(t);
 }
 
-void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_wc_opcode op,
-		       uint32_t byte_len, const struct droce_pkt *pkt)
+void transport_recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st,
+				 enum ibv_wc_opcode op,
+				 uint32_t byte_len, const struct droce_pkt *pkt)
 {
 	struct ibv_wc wc;
 	bool se = false;
@@ -80,19 +82,19 @@ void recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st, enum ibv_w
 		}
 		se = droce_bth_se(droce_pkt_bth(pkt));
 	}
-	recv_complete(t, &wc, se);
+	transport_recv_complete(t, &wc, se);
 }
 
 /* A bad receive SGE (IBA class A, as rxe's malformed WQE): the WQE completes in error and
  * the QP goes to ERR. */
-void recv_fatal(struct transport_qp *t, enum ibv_wc_status st)
+void transport_recv_fatal(struct transport_qp *t, enum ibv_wc_status st)
 {
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
 	wc.status = st;
 	wc.opcode = IBV_WC_RECV;
-	recv_complete(t, &wc, false);
+	transport_recv_complete(t, &wc, false);
 	verbs_qp_error(t->qp, IBV_EVENT_QP_FATAL);
 	transport_state_sync(t);
 }

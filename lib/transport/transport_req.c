@@ -32,7 +32,7 @@ const uint8_t transport_wr_ops[TRANSPORT_WR_OPS][4] = {
 					 DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE },
 };
 
-void req_reset(struct transport_qp *t, uint32_t psn)
+void transport_req_reset(struct transport_qp *t, uint32_t psn)
 {
 	struct transport_req *r = &t->req;
 
@@ -87,7 +87,7 @@ static enum ibv_wc_status wqe_check(const struct transport_qp *t, const struct r
 	uint32_t i;
 
 	if (e->kind == RK_LOCAL)
-		return IBV_WC_SUCCESS;	/* checked when done (req_local()) */
+		return IBV_WC_SUCCESS;	/* checked when done (transport_req_local()) */
 	access = sge_access[e->kind];
 
 	/* LOCAL_INV, BIND_MW, TSO: not supported (every RC send/write opcode has an ONLY). */
@@ -168,8 +168,9 @@ static void wqe_start(struct transport_qp *t, struct req_wqe *e)
  * returns only after every engine entry (iteration, or control call) that may hold an older
  * lookup has ended (verbs_engine_ops.mr_quiesce). So a WQE checked in this same entry (the
  * first packet of most messages) needs no second lookup. */
-enum ibv_wc_status req_gather(const struct transport_qp *t, const struct verbs_send_wqe *w,
-			      uint32_t off, struct rte_mbuf *m, uint32_t len, bool recheck)
+enum ibv_wc_status transport_req_gather(const struct transport_qp *t,
+					const struct verbs_send_wqe *w, uint32_t off,
+					struct rte_mbuf *m, uint32_t len, bool recheck)
 {
 	uint32_t i, n, dst = 0;
 
@@ -262,8 +263,8 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 /* Would a packet at @p psn be outside the window of unacknowledged PSNs (cut while recovering
  * from a loss: transport_comp.c, window_cut())? The oldest unacknowledged PSN is always inside: a READ
  * asking for more responses than the window still goes, alone. @p psn is never before
- * comp_psn here: when an ACK moves comp_psn past the requester's PSN, comp_rx() asks for a
- * rewind (req_retry()), which req_tx() does before anything else. */
+ * comp_psn here: when an ACK moves comp_psn past the requester's PSN, transport_comp_rx() asks
+ * for a rewind (transport_req_retry()), which transport_req_tx() does before anything else. */
 static inline bool window_full(const struct transport_req *r, uint32_t psn)
 {
 	return !droce_psn_in_window(psn, r->comp_psn, r->cwnd);
@@ -297,8 +298,8 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 		m = transport_pkt_zcopy(env, t, e->w->sge, e->w->num_sge, r->off, len, &gone);
 		if (gone) {
 			/* The application deregistered the memory under a WR in progress: the
-			 * WR ends in a local protection error (req_tx()), as the lkey check of a
-			 * new one would. */
+			 * WR ends in a local protection error (transport_req_tx()), as the lkey check
+			 * of a new one would. */
 			e->err = IBV_WC_LOC_PROT_ERR;
 			return -EFAULT;
 		}
@@ -309,7 +310,8 @@ static int send_packet(struct transport_env *env, struct transport_qp *t, struct
 		m = transport_pkt_alloc(env, len);
 		if (m == NULL)
 			return -ENOMEM;
-		if (len != 0 && req_gather(t, e->w, r->off, m, len, e->checked != env->now) !=
+		if (len != 0 && transport_req_gather(t, e->w, r->off, m, len,
+						     e->checked != env->now) !=
 				  IBV_WC_SUCCESS) {
 			/* Deregistered under the WR, as the zero-copy case above. */
 			transport_mbuf_free(env, m);
@@ -373,7 +375,7 @@ static void req_rewind(struct transport_qp *t)
 	r->psn = r->comp_psn;
 }
 
-void req_retry(struct transport_qp *t)
+void transport_req_retry(struct transport_qp *t)
 {
 	t->req.need_retry = true;
 }
@@ -390,14 +392,15 @@ static __rte_always_inline bool req_sendable(const struct transport_qp *t, const
 
 /* A local operation (IBV_WR_BIND_MW, IBV_WR_LOCAL_INV; RC and UC), done when the requester
  * reaches it: in order after every WQE before it was sent, before any after it is. */
-enum ibv_wc_status req_local(struct transport_qp *t, const struct verbs_send_wqe *w)
+enum ibv_wc_status transport_req_local(struct transport_qp *t, const struct verbs_send_wqe *w)
 {
 	if (w->opcode == IBV_WR_BIND_MW)
 		return verbs_local_bind(t->qp, w);
 	return verbs_local_inv(t->qp, (uint32_t)w->imm_data);
 }
 
-unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+unsigned int transport_req_tx(struct transport_env *env, struct transport_qp *t,
+			      unsigned int budget)
 {
 	struct transport_req *r = &t->req;
 	enum ibv_qp_state st = transport_state(t);
@@ -413,21 +416,21 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 		if (e == NULL)
 			break;
 		if (e->err) {
-			comp_local_err(env, t);
+			transport_comp_local_err(env, t);
 			break;
 		}
 		if (unlikely(e->kind == RK_LOCAL)) {
 			if (!e->started && !req_may_start(t, e))
 				break;	/* fenced */
 			if (!e->started) {
-				e->err = req_local(t, e->w);
+				e->err = transport_req_local(t, e->w);
 				if (e->err)
 					continue;	/* fails once it is the oldest */
 				e->started = 1;
 				r->nlocal++;
 			}
 			r->cur++;
-			comp_locals(t);
+			transport_comp_locals(t);
 			continue;
 		}
 		if (!req_sendable(t, e) || transport_path_ready(env, t) != 0 ||
@@ -442,7 +445,7 @@ unsigned int req_tx(struct transport_env *env, struct transport_qp *t, unsigned 
 	return sent;
 }
 
-bool req_pending(const struct transport_qp *t)
+bool transport_req_pending(const struct transport_qp *t)
 {
 	const struct transport_req *r = &t->req;
 	enum ibv_qp_state st = transport_state(t);

@@ -29,7 +29,7 @@ enum resp_result {
 	RR_INV_RKEY,	/* SEND with invalidate: no window it may invalidate (rxe's class J) */
 };
 
-void resp_reset(struct transport_qp *t)
+void transport_resp_reset(struct transport_qp *t)
 {
 	struct transport_resp *s = &t->resp;
 
@@ -81,7 +81,7 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 	uint32_t len = pkt->payload_len;
 
 	/* As rxe's check_resource: a SEND needs a receive WQE from its first packet on. */
-	if (recv_get(t) == NULL)
+	if (transport_recv_get(t) == NULL)
 		return RR_RNR;
 	if (!transport_msg_len_ok(t, pkt->mask, len))
 		return RR_INV_ACC;
@@ -97,7 +97,7 @@ static enum resp_result do_send(struct transport_qp *t, const struct rte_mbuf *m
 		    !verbs_remote_inv(t->qp, transport_ieth_rkey(pkt)))
 			return RR_INV_RKEY;
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
-		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
+		transport_recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, s->recv_off, pkt);
 	}
 	return RR_OK;
 }
@@ -111,7 +111,7 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	enum resp_result rr;
 
 	/* WRITE with immediate consumes a receive WQE (IBA 9.4.4.2): RNR before any byte. */
-	if ((pkt->mask & DROCE_M_RWR) && recv_get(t) == NULL)
+	if ((pkt->mask & DROCE_M_RWR) && transport_recv_get(t) == NULL)
 		return RR_RNR;
 	if (pkt->mask & DROCE_M_FIRST) {
 		uint32_t dlen = transport_wr_begin(s, pkt);
@@ -131,8 +131,9 @@ static enum resp_result do_write(struct transport_qp *t, const struct rte_mbuf *
 	if (pkt->mask & DROCE_M_LAST) {
 		s->msn = (s->msn + 1) & DROCE_MSN_MASK;
 		if (pkt->mask & DROCE_M_IMM)	/* byte_len: the RDMA length, as rxe reports */
-			recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len,
-					  pkt);
+			transport_recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+						    s->wr_len,
+						    pkt);
 	}
 	return RR_OK;
 }
@@ -157,7 +158,7 @@ static bool res_busy(struct transport_env *env, struct transport_qp *t)
 	if (!r->queued)
 		return false;
 	if (r->answered) {
-		r->queued = false;	/* resp_tx() skips its entry */
+		r->queued = false;	/* transport_resp_tx() skips its entry */
 		TCNT(env, t, rx_dup_dropped);
 		return false;
 	}
@@ -216,7 +217,7 @@ static enum resp_result do_read(struct transport_env *env, struct transport_qp *
 	r->len = dlen;
 	r->va_org = r->va;
 	r->len_org = dlen;
-	resp_out_res(env, t, (uint32_t)(r - s->res));
+	transport_resp_out_res(env, t, (uint32_t)(r - s->res));
 	return RR_OK;
 }
 
@@ -249,7 +250,7 @@ static enum resp_result do_atomic(struct transport_env *env, struct transport_qp
 	}
 	r = res_take(t, RK_ATOMIC, psn);
 	r->orig = orig;
-	resp_out_res(env, t, (uint32_t)(r - s->res));
+	transport_resp_out_res(env, t, (uint32_t)(r - s->res));
 	return RR_OK;
 }
 
@@ -280,7 +281,7 @@ static enum resp_result do_atomic_write(struct transport_env *env, struct transp
 		return RR_RD_EXCESS;
 	transport_pkt_read(m, pkt->payload_off, (uint8_t *)&v, sizeof(v));
 	__atomic_store_n((uint64_t *)addr, v, __ATOMIC_RELEASE);
-	resp_out_res(env, t, (uint32_t)(res_take(t, RK_ATOMIC_WRITE, psn) - s->res));
+	transport_resp_out_res(env, t, (uint32_t)(res_take(t, RK_ATOMIC_WRITE, psn) - s->res));
 	return RR_OK;
 }
 
@@ -329,7 +330,7 @@ static enum resp_result do_flush(struct transport_env *env, struct transport_qp 
 	if (res_busy(env, t))
 		return RR_RD_EXCESS;
 	rte_wmb();
-	resp_out_res(env, t, (uint32_t)(res_take(t, RK_FLUSH, psn) - s->res));
+	transport_resp_out_res(env, t, (uint32_t)(res_take(t, RK_FLUSH, psn) - s->res));
 	return RR_OK;
 }
 
@@ -362,7 +363,8 @@ static enum transport_verdict resp_duplicate(struct transport_env *env, struct t
 
 	TCNT(env, t, duplicate_request);
 	if (pkt->mask & (DROCE_M_SEND | DROCE_M_WRITE)) {
-		resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn, DROCE_PSN_MAX));
+		transport_resp_out_ack(env, t, AETH_ACK_UNLIMITED, droce_psn_add(s->epsn,
+										 DROCE_PSN_MAX));
 		return TRANSPORT_RX_ACCEPTED;
 	}
 	if (pkt->mask & DROCE_M_READ) {
@@ -398,7 +400,7 @@ static enum transport_verdict resp_duplicate(struct transport_env *env, struct t
 		return TDROP(env, t, rx_dup_dropped);
 	}
 	if (!r->queued)
-		resp_out_res(env, t, r - s->res);
+		transport_resp_out_res(env, t, r - s->res);
 	return TRANSPORT_RX_ACCEPTED;
 }
 
@@ -436,16 +438,16 @@ static enum transport_verdict resp_error(struct transport_env *env, struct trans
 			v = TDROP(env, t, rx_rd_atomic_excess);
 	}
 	if (rr != RR_INV_RKEY)
-		resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
+		transport_resp_out_ack(env, t, DROCE_AETH_NAK | code, psn);
 	s->err = true;
 	if (s->rwqe != NULL)
-		recv_complete_msg(t, st, IBV_WC_RECV, s->recv_off, NULL);
+		transport_recv_complete_msg(t, st, IBV_WC_RECV, s->recv_off, NULL);
 	verbs_qp_error(t->qp, ev);
 	transport_state_sync(t);
 	return v;
 }
 
-void resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn)
+void transport_resp_access_err(struct transport_env *env, struct transport_qp *t, uint32_t psn)
 {
 	if (!t->resp.err)	/* a response owed before the error ended the QP: just stop */
 		resp_error(env, t, RR_ACCESS, psn);
@@ -490,13 +492,13 @@ static void resp_accepted(struct transport_env *env, struct transport_qp *t,
 		return;
 	}
 	if (droce_bth_ackreq(droce_pkt_bth(pkt)) || ++s->since_ack >= TRANSPORT_ACKREQ_EVERY * 2) {
-		resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
+		transport_resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
 		s->since_ack = 0;
 	}
 }
 
-enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t,
-			       const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_resp_rx(struct transport_env *env, struct transport_qp *t,
+					 const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	enum ibv_qp_state st = transport_state(t);
@@ -515,7 +517,8 @@ enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t
 		TCNT(env, t, out_of_sequence);
 		if (!s->nak_sent) {
 			s->nak_sent = true;
-			resp_out_ack(env, t, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, s->epsn);
+			transport_resp_out_ack(env, t, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR,
+					       s->epsn);
 			TCNT(env, t, seq_nak_sent);
 		}
 		return TRANSPORT_RX_ACCEPTED;	/* answered: the requester goes back */
@@ -547,13 +550,13 @@ enum transport_verdict resp_rx(struct transport_env *env, struct transport_qp *t
 		/* As rxe (class J): the message is ACKed as its AckReq asks, the receive WQE
 		 * completes REM_INV_REQ_ERR and the QP goes to ERR. */
 		if (droce_bth_ackreq(droce_pkt_bth(pkt)))
-			resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
+			transport_resp_out_ack(env, t, AETH_ACK_UNLIMITED, psn);
 		v = resp_error(env, t, rr, psn);
 		break;
 	case RR_RNR:
 		/* RNR NAK with our min_rnr_timer; the packet is not consumed. Later
 		 * packets are out of sequence and stay silent until the retry arrives. */
-		resp_out_ack(env, t, DROCE_AETH_RNR_NAK | (t->min_rnr_timer & 0x1f), psn);
+		transport_resp_out_ack(env, t, DROCE_AETH_RNR_NAK | (t->min_rnr_timer & 0x1f), psn);
 		s->nak_sent = true;
 		TCNT(env, t, rnr_nak_sent);
 		break;

@@ -22,8 +22,8 @@ static struct resp_out *out_push(struct transport_qp *t)
 	return &s->out[s->out_tail++ % TRANSPORT_OUT_SIZE];
 }
 
-void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
-		  uint32_t psn)
+void transport_resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syndrome,
+			    uint32_t psn)
 {
 	struct transport_resp *s = &t->resp;
 	struct resp_out *o;
@@ -50,7 +50,7 @@ void resp_out_ack(struct transport_env *env, struct transport_qp *t, uint8_t syn
 	o->msn = s->msn;
 }
 
-void resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t i)
+void transport_resp_out_res(struct transport_env *env, struct transport_qp *t, uint32_t i)
 {
 	struct resp_res *r = &t->resp.res[i];
 	struct resp_out *o = out_push(t);
@@ -108,7 +108,7 @@ static int send_atomic(struct transport_env *env, struct transport_qp *t, struct
  * The R_Key is checked again for each packet: the MR may have been deregistered since the
  * request was accepted. Then, as rxe's R_Key violation on a later packet: no more data, a NAK
  * remote access error for the PSN this packet would have had (the requester completes the
- * READ with IBV_WC_REM_ACCESS_ERR), and the QP goes to ERR (resp_access_err()).
+ * READ with IBV_WC_REM_ACCESS_ERR), and the QP goes to ERR (transport_resp_access_err()).
  * @return 0, -ENOMEM, or -EACCES (the NAK is queued, the READ is over).
  */
 static int send_read(struct transport_env *env, struct transport_qp *t, struct resp_res *r,
@@ -127,7 +127,7 @@ static int send_read(struct transport_env *env, struct transport_qp *t, struct r
 		if (src == NULL) {
 			r->queued = false;
 			*done = true;
-			resp_access_err(env, t, h.psn);
+			transport_resp_access_err(env, t, h.psn);
 			return -EACCES;
 		}
 	}
@@ -151,7 +151,8 @@ static int send_read(struct transport_env *env, struct transport_qp *t, struct r
 	return transport_pkt_send(env, t, m, &h);
 }
 
-unsigned int resp_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+unsigned int transport_resp_tx(struct transport_env *env, struct transport_qp *t,
+			       unsigned int budget)
 {
 	struct transport_resp *s = &t->resp;
 	/* In ERR nothing but NAKs leaves, except after the responder's own class A/C error

@@ -18,8 +18,8 @@
 
 /* ---- requester ---- */
 
-int uc_send_packet(struct transport_env *env, struct transport_qp *t,
-		   const struct verbs_send_wqe *w, bool *last)
+int transport_uc_send_packet(struct transport_env *env, struct transport_qp *t,
+			     const struct verbs_send_wqe *w, bool *last)
 {
 	struct transport_req *r = &t->req;
 	uint32_t off = r->off, rem = w->length - off, len;
@@ -52,9 +52,9 @@ int uc_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, len);
 	if (m == NULL)
 		return -ENOMEM;
-	if (len != 0 && req_gather(t, w, off, m, len, true) != IBV_WC_SUCCESS) {
+	if (len != 0 && transport_req_gather(t, w, off, m, len, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
-		return -EFAULT;	/* deregistered under the WR: uc_tx() fails it */
+		return -EFAULT;	/* deregistered under the WR: the requester fails it */
 	}
 	rc = transport_pkt_send(env, t, m, &h);
 	if (rc != 0)
@@ -83,25 +83,26 @@ static enum transport_verdict uc_abort(struct transport_env *env, struct transpo
 
 /*
  * The packets of a SEND and of an RDMA WRITE. @return accepted, or the reason the packet and
- * its message are dropped: counted here (access_err), by urecv_get() (rx_no_recv_wr), or,
- * when it is TRANSPORT_DROP_rx_uc_msg_dropped, by uc_rx()'s uc_abort() that follows.
+ * its message are dropped: counted here (access_err), by transport_unreliable_recv_get()
+ * (rx_no_recv_wr), or, when it is TRANSPORT_DROP_rx_uc_msg_dropped, by transport_uc_rx()'s
+ * uc_abort() that follows.
  */
 static enum transport_verdict uc_send(struct transport_env *env, struct transport_qp *t,
 				      const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	enum ibv_wc_status st;
 
-	if (urecv_get(env, t) == NULL)
+	if (transport_unreliable_recv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
 	if (!transport_recv_fits(t, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	st = transport_recv_append(t, m, pkt);
 	if (st != IBV_WC_SUCCESS) {
-		recv_fatal(t, st);	/* our receive SGE, not the frame */
+		transport_recv_fatal(t, st);	/* our receive SGE, not the frame */
 		return TRANSPORT_RX_ACCEPTED;
 	}
 	if (pkt->mask & DROCE_M_LAST)
-		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, t->resp.recv_off, pkt);
+		transport_recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV, t->resp.recv_off, pkt);
 	return TRANSPORT_RX_ACCEPTED;
 }
 
@@ -133,18 +134,19 @@ static enum transport_verdict uc_write(struct transport_env *env, struct transpo
 	if (!transport_wr_len_ok(s, pkt->mask, pkt->payload_len))
 		return TRANSPORT_DROP_rx_uc_msg_dropped;
 	/* WRITE with immediate needs a receive WQE before its last packet lands. */
-	if ((pkt->mask & DROCE_M_RWR) && urecv_get(env, t) == NULL)
+	if ((pkt->mask & DROCE_M_RWR) && transport_unreliable_recv_get(env, t) == NULL)
 		return TRANSPORT_DROP_rx_no_recv_wr;
 	/* Each packet: the MR may have been deregistered since the first one. */
 	if (!transport_wr_place(t, m, pkt, NULL))
 		return TDROP(env, t, access_err);
 	if (pkt->mask & DROCE_M_RWR)
-		recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, s->wr_len, pkt);
+		transport_recv_complete_msg(t, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+					    s->wr_len, pkt);
 	return TRANSPORT_RX_ACCEPTED;
 }
 
-enum transport_verdict uc_rx(struct transport_env *env, struct transport_qp *t,
-			     const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_uc_rx(struct transport_env *env, struct transport_qp *t,
+				       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	struct transport_resp *s = &t->resp;
 	uint32_t psn = droce_bth_psn(droce_pkt_bth(pkt));

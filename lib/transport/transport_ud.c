@@ -71,8 +71,8 @@ static uint32_t ud_dest_qpn(const struct verbs_send_wqe *w)
 	return w->wr.ud.remote_qpn & DROCE_QPN_MASK;
 }
 
-int ud_send_packet(struct transport_env *env, struct transport_qp *t,
-		   const struct verbs_send_wqe *w, bool *last)
+int transport_ud_send_packet(struct transport_env *env, struct transport_qp *t,
+			     const struct verbs_send_wqe *w, bool *last)
 {
 	struct transport_req *r = &t->req;
 	uint32_t qkey = w->wr.ud.remote_qkey;
@@ -95,9 +95,9 @@ int ud_send_packet(struct transport_env *env, struct transport_qp *t,
 	m = transport_pkt_alloc(env, w->length);
 	if (m == NULL)
 		return -ENOMEM;
-	if (w->length != 0 && req_gather(t, w, 0, m, w->length, true) != IBV_WC_SUCCESS) {
+	if (w->length != 0 && transport_req_gather(t, w, 0, m, w->length, true) != IBV_WC_SUCCESS) {
 		transport_mbuf_free(env, m);
-		return -EFAULT;	/* deregistered under the WR: ureq_tx() fails it */
+		return -EFAULT;	/* deregistered under the WR: the requester fails it */
 	}
 	memset(&h, 0, sizeof(h));
 	h.opcode = w->opcode == IBV_WR_SEND_WITH_IMM ? DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
@@ -151,7 +151,7 @@ static void ud_complete(struct transport_qp *t, const struct droce_pkt *pkt, uin
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = imm->imm;
 	}
-	recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
+	transport_recv_complete(t, &wc, droce_bth_se(droce_pkt_bth(pkt)));
 }
 
 /* Too long for the WQE: see the file comment. */
@@ -165,12 +165,12 @@ static enum transport_verdict ud_too_long(struct transport_env *env, struct tran
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IBV_WC_REM_INV_REQ_ERR;
 	wc.opcode = IBV_WC_RECV;
-	recv_complete(t, &wc, false);
+	transport_recv_complete(t, &wc, false);
 	return v;
 }
 
-enum transport_verdict ud_rx(struct transport_env *env, struct transport_qp *t,
-			     const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_ud_rx(struct transport_env *env, struct transport_qp *t,
+				       const struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const struct droce_deth *deth = droce_pkt_ext(pkt, DROCE_HDR_DETH);
 	uint8_t grh[UD_GRH_LEN];
@@ -178,16 +178,17 @@ enum transport_verdict ud_rx(struct transport_env *env, struct transport_qp *t,
 
 	if (rte_be_to_cpu_32(deth->qkey) != verbs_qp_attr(t->qp)->qkey)
 		return TDROP(env, t, rx_bad_qkey);	/* IBA 9.6.1.2 (C9-47): Q_Key mismatch */
-	if (urecv_get(env, t) == NULL)
-		return TRANSPORT_DROP_rx_no_recv_wr;	/* counted by urecv_get() */
+	if (transport_unreliable_recv_get(env, t) == NULL)
+		return TRANSPORT_DROP_rx_no_recv_wr;	/* counted by the call above */
 	if (UD_GRH_LEN + (uint64_t)pkt->payload_len > t->resp.rwqe->length)
 		return ud_too_long(env, t);
 	ud_grh(pkt, grh);
-	st = recv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
+	st = transport_recv_copy(t, 0, NULL, 0, grh, UD_GRH_LEN);
 	if (st == IBV_WC_SUCCESS)
-		st = recv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL, pkt->payload_len);
+		st = transport_recv_copy(t, UD_GRH_LEN, m, pkt->payload_off, NULL,
+					 pkt->payload_len);
 	if (st != IBV_WC_SUCCESS) {
-		recv_fatal(t, st);	/* our receive SGE, not the frame */
+		transport_recv_fatal(t, st);	/* our receive SGE, not the frame */
 		return TRANSPORT_RX_ACCEPTED;
 	}
 	ud_complete(t, pkt, droce_deth_sqpn(deth));

@@ -16,7 +16,8 @@
  * its PD, and then reachable only through that QP (type 2B), until IBV_WR_LOCAL_INV or a SEND
  * with invalidate frees it. The MR must have IBV_ACCESS_MW_BIND, LOCAL_WRITE for a writable
  * window, and cover the range; it cannot be deregistered while a window is bound to it.
- * Binds and invalidations run on the engine side, in the QP's send order (transport_req.c, transport_ureq.c).
+ * Binds and invalidations run on the engine side, in the QP's send order (transport_req.c,
+ * transport_unreliable_req.c).
  */
 #include <errno.h>
 #include <stdlib.h>

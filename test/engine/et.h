@@ -141,9 +141,9 @@ static inline struct droce_counters et_counters(struct et_dut *d)
 }
 
 /* The engine instance serving the DUT (to call the transport_env callbacks). */
-static inline struct engine_lcore *et_lcore(struct et_dut *d)
+static inline struct engine_inst *et_lcore(struct et_dut *d)
 {
-	struct engine_dev *edev = verbs_device_engine(d->ctx->device);
+	struct engine_shard *edev = verbs_device_engine(d->ctx->device);
 
 	CHECK(edev != NULL && edev->lc != NULL);
 	return edev->lc;

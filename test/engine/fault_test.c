@@ -3,7 +3,7 @@
  */
 /*
  * The fault injection layer (lib/engine/engine_fault.c, included here so that its static helpers and
- * a stand-in engine_dev_tx() are used) on N frames built by the wire builder:
+ * a stand-in engine_shard_tx() are used) on N frames built by the wire builder:
  * - reproducible: the same seed and rates give the same frames out, byte for byte, in the same
  *   order; another seed gives another sequence; a rate of 0 draws nothing (adding a fault kind
  *   at rate 0 leaves the others' decisions as they were);
@@ -37,7 +37,7 @@ static uint32_t orig_len[N];
 static struct rte_mempool *pool;
 
 /* The engine's transmit, as the fault layer calls it: record the frame and free it. */
-void engine_dev_tx(struct engine_dev *edev, struct rte_mbuf *m)
+void engine_shard_tx(struct engine_shard *edev, struct rte_mbuf *m)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct droce_pkt pkt;
@@ -96,7 +96,7 @@ static void build_frames(void)
 static struct droce_counters run(unsigned int seed, unsigned int drop, unsigned int dup,
 				 unsigned int reorder, unsigned int delay, unsigned int corrupt)
 {
-	static struct engine_dev edev;
+	static struct engine_shard edev;
 	uint64_t now = 1000, tick;
 	uint32_t i;
 
@@ -183,7 +183,7 @@ static void zero_rate_draws_nothing(void)
 /* A delayed frame stays until fault_delay_us have passed, then leaves. */
 static void delay_time(void)
 {
-	static struct engine_dev edev;
+	static struct engine_shard edev;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	uint64_t t0;
 

@@ -94,8 +94,8 @@ struct resolve_arg {
 	int rc;
 };
 
-/* Runs on the instance (engine_lcore_call): the transport's resolve() for droce1's GID. */
-static void resolve_on_engine(struct engine_lcore *lc, void *arg)
+/* Runs on the instance (engine_inst_call): the transport's resolve() for droce1's GID. */
+static void resolve_on_engine(struct engine_inst *lc, void *arg)
 {
 	struct resolve_arg *r = arg;
 	struct droce_flow f = { 0 };
@@ -109,13 +109,13 @@ static void resolve_on_engine(struct engine_lcore *lc, void *arg)
 
 static void test_arp_between_devices(void)
 {
-	struct engine_dev *edev = verbs_device_engine(pair_ctx[0]->device);
+	struct engine_shard *edev = verbs_device_engine(pair_ctx[0]->device);
 	struct resolve_arg r = { .ctx = pair_ctx[0], .rc = -1 };
 	struct droce_counters c0, c1;
 	uint64_t end = pair_deadline(5);
 
 	do {
-		engine_lcore_call(edev->lc, resolve_on_engine, &r);
+		engine_inst_call(edev->lc, resolve_on_engine, &r);
 		pair_step();
 	} while (r.rc != 0 && rte_get_tsc_cycles() < end);
 	CHECK_EQ(r.rc, 0);

@@ -26,7 +26,7 @@ static void gid_v4(uint8_t g[16], const char *ip)
 
 static int resolve(const char *ip, bool v6, struct rte_ether_addr *mac)
 {
-	struct engine_lcore *lc = et_lcore(&d);
+	struct engine_inst *lc = et_lcore(&d);
 	struct droce_flow f;
 	int rc;
 

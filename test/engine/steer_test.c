@@ -74,7 +74,7 @@ static int which_rule(const struct env_steer *r, unsigned int n, bool ipv6, uint
 	return hit;
 }
 
-static void check_shards(struct engine_dev *p, unsigned int n, bool ipv6)
+static void check_shards(struct engine_shard *p, unsigned int n, bool ipv6)
 {
 	static struct env_steer rules[ENGINE_MAX_LCORES];
 	const uint32_t srcs[] = { DROCE_QPN_BASE, DROCE_QPN_BASE + 77, 0x00abcdef };
@@ -117,7 +117,7 @@ static void check_shards(struct engine_dev *p, unsigned int n, bool ipv6)
 
 int main(void)
 {
-	struct engine_dev *p = calloc(1, sizeof(*p));
+	struct engine_shard *p = calloc(1, sizeof(*p));
 	unsigned int n;
 
 	CHECK(p != NULL);

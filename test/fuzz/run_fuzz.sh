@@ -24,9 +24,8 @@ parse)	# with the frozen pre-fast-path wire code to compare against
 rx)	# the receive path past the parser: env, wire, verbs and transport without the engine
 	srcs=("$src/test/fuzz/fuzz_rx.c" "$src"/lib/env/*.c "$src"/lib/wire/*.c
 	      "$src"/lib/verbs/*.c "$src"/lib/transport/*.c)
-	# lib/engine: for engine_counters.def only (struct droce_counters holds every layer's)
 	incs=(-I"$src/lib/env" -I"$src/lib/wire" -I"$src/lib/verbs" -I"$src/lib/transport"
-	      -I"$src/lib/engine" -I"$src/config" -I"$src/test/common" -I"$src/test/transport")
+	      -I"$src/config" -I"$src/test/common" -I"$src/test/transport")
 	libs=(-lrte_net_ring -lpthread) ;;
 mad)	# the CM MAD codec alone: plain buffers
 	srcs=("$src/test/fuzz/fuzz_mad.c" "$src/lib/wire/wire_mad.c")

@@ -59,37 +59,37 @@ static void alg_cut(void)
 	struct dcqcn_qp q;
 	unsigned int i;
 
-	dcqcn_init(&q, &p);
+	transport_dcqcn_init(&q, &p);
 	CHECK(!q.limited);
 	CHECK_EQ(q.rc, 80000u);
 	/* First CNP: from line rate, alpha 1: halved; the target is the rate before. */
-	CHECK(dcqcn_cnp(&q, T0));
+	CHECK(transport_dcqcn_cnp(&q, T0));
 	CHECK(q.limited);
 	CHECK_EQ(q.rc, 40000u);
 	CHECK_EQ(q.rt, 80000u);
 	CHECK_EQ(q.alpha, ONE);	/* (1 - g) 1 + g */
 	/* Within rate_reduce_period: no cut. */
-	CHECK(!dcqcn_cnp(&q, T0 + 3999));
+	CHECK(!transport_dcqcn_cnp(&q, T0 + 3999));
 	CHECK_EQ(q.rc, 40000u);
-	CHECK(dcqcn_cnp(&q, T0 + 4000));
+	CHECK(transport_dcqcn_cnp(&q, T0 + 4000));
 	CHECK_EQ(q.rc, 20000u);
 	CHECK_EQ(q.rt, 40000u);
 	CHECK_EQ(q.cuts, 2u);
 	/* Never below min_rate. */
 	for (i = 2; i < 12; i++)
-		CHECK(dcqcn_cnp(&q, T0 + 4000 * i));
+		CHECK(transport_dcqcn_cnp(&q, T0 + 4000 * i));
 	CHECK_EQ(q.rc, 8000u);
 	CHECK(q.limited);
 	/* Reaction point off: a CNP changes nothing. */
 	p.rp = false;
-	dcqcn_init(&q, &p);
-	CHECK(!dcqcn_cnp(&q, T0));
+	transport_dcqcn_init(&q, &p);
+	CHECK(!transport_dcqcn_cnp(&q, T0));
 	CHECK(!q.limited);
-	CHECK(dcqcn_tx_ok(&q, T0, &i));
+	CHECK(transport_dcqcn_tx_ok(&q, T0, &i));
 	CHECK_EQ(i, 0u);
 	/* Off altogether (no parameters). */
-	dcqcn_init(&q, NULL);
-	CHECK(!dcqcn_cnp(&q, T0));
+	transport_dcqcn_init(&q, NULL);
+	CHECK(!transport_dcqcn_cnp(&q, T0));
 	CHECK(!q.limited);
 }
 
@@ -100,33 +100,33 @@ static void alg_alpha(void)
 	uint32_t a;
 
 	p.time_reset = 1000000000;	/* no rate increase in the way */
-	dcqcn_init(&q, &p);
-	CHECK(dcqcn_cnp(&q, T0));
+	transport_dcqcn_init(&q, &p);
+	CHECK(transport_dcqcn_cnp(&q, T0));
 	CHECK_EQ(q.alpha, ONE);
-	dcqcn_advance(&q, T0 + 54999);
+	transport_dcqcn_advance(&q, T0 + 54999);
 	CHECK_EQ(q.alpha, ONE);
-	dcqcn_advance(&q, T0 + 55000);	/* one period without CNP: (1 - g) alpha */
+	transport_dcqcn_advance(&q, T0 + 55000);	/* one period without CNP: (1 - g) alpha */
 	CHECK_EQ(q.alpha, ONE - (ONE >> 8));
-	dcqcn_advance(&q, T0 + 110000);
+	transport_dcqcn_advance(&q, T0 + 110000);
 	a = ONE - (ONE >> 8);
 	a -= a >> 8;
 	CHECK_EQ(q.alpha, a);
 	/* A CNP restarts the period and raises alpha by g: (1 - g) alpha + g. */
-	CHECK(dcqcn_cnp(&q, T0 + 120000));
+	CHECK(transport_dcqcn_cnp(&q, T0 + 120000));
 	a = a - (a >> 8) + (ONE >> 8);
 	CHECK_EQ(q.alpha, a);
-	dcqcn_advance(&q, T0 + 120000 + 54999);
+	transport_dcqcn_advance(&q, T0 + 120000 + 54999);
 	CHECK_EQ(q.alpha, a);
 	/* A smaller alpha cuts less: rate (1 - alpha / 2), alpha as decayed once more by then. */
 	{
 		uint32_t rc = q.rc;
 
 		a -= a >> 8;
-		CHECK(dcqcn_cnp(&q, T0 + 200000));
+		CHECK(transport_dcqcn_cnp(&q, T0 + 200000));
 		CHECK_EQ(q.rc, rc - (uint32_t)(((uint64_t)rc * a) >> (DCQCN_ALPHA_SHIFT + 1)));
 	}
 	/* Decays to 0 over a long quiet time (caught up at once). */
-	dcqcn_advance(&q, T0 + 2000000000ull);
+	transport_dcqcn_advance(&q, T0 + 2000000000ull);
 	CHECK_EQ(q.alpha, 0u);
 }
 
@@ -136,9 +136,9 @@ static void expect_inc(struct dcqcn_qp *q, uint64_t now, bool timer, uint32_t rt
 	uint32_t rc = q->rc, rt = q->rt;
 
 	if (timer)
-		CHECK_EQ(dcqcn_advance(q, now), 1u);
+		CHECK_EQ(transport_dcqcn_advance(q, now), 1u);
 	else
-		CHECK_EQ(dcqcn_tx_sent(q, (uint32_t)q->p->byte_reset), 1u);
+		CHECK_EQ(transport_dcqcn_tx_sent(q, (uint32_t)q->p->byte_reset), 1u);
 	CHECK_EQ(q->rt, RTE_MIN(rt + rt_add, q->p->line_rate));
 	CHECK_EQ(q->rc, rc + (q->rt - rc + 1) / 2);
 }
@@ -151,11 +151,11 @@ static void alg_recovery(void)
 	unsigned int k;
 
 	p.alpha_period = 1000000000;
-	dcqcn_init(&q, &p);
-	CHECK(dcqcn_cnp(&q, T0));
-	CHECK(dcqcn_cnp(&q, T0 + 4000));	/* rate 20000, target 40000 */
+	transport_dcqcn_init(&q, &p);
+	CHECK(transport_dcqcn_cnp(&q, T0));
+	CHECK(transport_dcqcn_cnp(&q, T0 + 4000));	/* rate 20000, target 40000 */
 	t = T0 + 4000;
-	CHECK_EQ(dcqcn_advance(&q, t + tr - 1), 0u);
+	CHECK_EQ(transport_dcqcn_advance(&q, t + tr - 1), 0u);
 	/* Fast recovery: F - 1 = 4 timer events, halfway to the target each. */
 	for (k = 1; k <= 4; k++)
 		expect_inc(&q, t + k * tr, true, 0);
@@ -175,20 +175,20 @@ static void alg_recovery(void)
 	CHECK(q.limited);
 	/* Until back at line rate: the pacer is off. */
 	for (k = 8; q.limited && k < 100; k++)
-		dcqcn_advance(&q, t + k * tr);
+		transport_dcqcn_advance(&q, t + k * tr);
 	CHECK(!q.limited);
 	CHECK_EQ(q.rc, 80000u);
 	CHECK_EQ(q.rt, 80000u);
-	CHECK_EQ(dcqcn_tx_sent(&q, 1000000), 0u);	/* unlimited: nothing counted */
+	CHECK_EQ(transport_dcqcn_tx_sent(&q, 1000000), 0u);	/* unlimited: nothing counted */
 	/* A new CNP starts a new episode from line rate with alpha as it was. */
-	CHECK(dcqcn_cnp(&q, t + 200 * tr));
+	CHECK(transport_dcqcn_cnp(&q, t + 200 * tr));
 	CHECK(q.limited);
 	CHECK(q.rc < 80000u);
 
 	/* Idle for long: caught up at once, back at line rate. */
-	dcqcn_init(&q, &p);
-	CHECK(dcqcn_cnp(&q, T0));
-	CHECK(dcqcn_advance(&q, T0 + 10000000000ull) > 0);
+	transport_dcqcn_init(&q, &p);
+	CHECK(transport_dcqcn_cnp(&q, T0));
+	CHECK(transport_dcqcn_advance(&q, T0 + 10000000000ull) > 0);
 	CHECK(!q.limited);
 	CHECK_EQ(q.rc, 80000u);
 }
@@ -202,25 +202,25 @@ static void alg_pacer(void)
 
 	p.time_reset = p.alpha_period = 1000000000;	/* the rate stays */
 	p.byte_reset = 0;
-	dcqcn_init(&q, &p);
-	CHECK(dcqcn_tx_ok(&q, T0, &incs));	/* unlimited: always */
-	CHECK(dcqcn_cnp(&q, T0));		/* 40000 kbit/s: 200 ns per byte */
+	transport_dcqcn_init(&q, &p);
+	CHECK(transport_dcqcn_tx_ok(&q, T0, &incs));	/* unlimited: always */
+	CHECK(transport_dcqcn_cnp(&q, T0));		/* 40000 kbit/s: 200 ns per byte */
 	CHECK_EQ(q.tick_q16, 200ull << 16);
-	CHECK(dcqcn_tx_ok(&q, T0, &incs));
-	dcqcn_tx_sent(&q, 1000);
-	CHECK(!dcqcn_tx_ok(&q, T0 + 1, &incs));
+	CHECK(transport_dcqcn_tx_ok(&q, T0, &incs));
+	transport_dcqcn_tx_sent(&q, 1000);
+	CHECK(!transport_dcqcn_tx_ok(&q, T0 + 1, &incs));
 	CHECK(q.wait);
-	CHECK(!dcqcn_tx_ok(&q, T0 + 199999, &incs));
-	CHECK(dcqcn_tx_ok(&q, T0 + 200000, &incs));
+	CHECK(!transport_dcqcn_tx_ok(&q, T0 + 199999, &incs));
+	CHECK(transport_dcqcn_tx_ok(&q, T0 + 200000, &incs));
 	CHECK(!q.wait);
 	/* After idling: one burst (1000 bytes) of credit, no more. */
 	now = T0 + 50000000;
-	CHECK(dcqcn_tx_ok(&q, now, &incs));
-	dcqcn_tx_sent(&q, 1000);
-	CHECK(dcqcn_tx_ok(&q, now, &incs));
-	dcqcn_tx_sent(&q, 1000);
-	CHECK(!dcqcn_tx_ok(&q, now, &incs));
-	CHECK(dcqcn_tx_ok(&q, now + 200000, &incs));
+	CHECK(transport_dcqcn_tx_ok(&q, now, &incs));
+	transport_dcqcn_tx_sent(&q, 1000);
+	CHECK(transport_dcqcn_tx_ok(&q, now, &incs));
+	transport_dcqcn_tx_sent(&q, 1000);
+	CHECK(!transport_dcqcn_tx_ok(&q, now, &incs));
+	CHECK(transport_dcqcn_tx_ok(&q, now + 200000, &incs));
 }
 
 /* ---- The transport over the simulated link ---- */

@@ -460,12 +460,12 @@ static inline uint64_t tt_cnt_at(const struct droce_counters *c, size_t off)
 static inline enum transport_verdict tt_rx(struct tt *tt, struct tt_qp *q, struct rte_mbuf *m,
 					   const struct droce_pkt *pkt)
 {
-#define DROCE_COUNTER(name, disposition, desc) TRANSPORT_IF_DROP(disposition, \
+#define TT_DROP_OFF(name, disposition, desc) TRANSPORT_IF_DROP(disposition, \
 	[TRANSPORT_DROP_##name] = offsetof(struct droce_counters, name),)
 	static const size_t off[TRANSPORT_VERDICT_NUM] = {
-#include "transport_counters.def"
+		DROCE_TRANSPORT_COUNTERS(TT_DROP_OFF)
 	};
-#undef DROCE_COUNTER
+#undef TT_DROP_OFF
 	struct droce_counters *c = &tt->cnt[q->side], before = *c;
 	enum transport_verdict v = transport_rx(&tt->env, q->t, m, pkt);
 	unsigned int i;

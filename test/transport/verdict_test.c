@@ -3,7 +3,7 @@
  */
 /*
  * transport_rx()'s verdict names what the transport counted: for every drop reason the
- * transport has (each DROP line of transport_counters.def) a frame that is dropped for it, its
+ * transport has (each DROP line of DROCE_TRANSPORT_COUNTERS, droce_counters.h) a frame that is dropped for it, its
  * verdict that reason and its counter counted once (tt_rx() checks the counters), and frames
  * that are taken are accepted, a UC FIRST packet that ends an open message included. The
  * frames are built by hand (tt_hostile()) to a QP on droce1 from droce0's address.

@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The droce authors
-"""libdroce.so exports its public API and nothing else, and its public headers stand alone.
+"""libdroce.so exports its public API and nothing else, as its export map names it, and its
+public headers stand alone.
 
-Fails (exit 1) when
-- libdroce.so defines a dynamic symbol not named droce_* (apart from its version node), or one
-  that no installed header declares (an internal function that happens to be named droce_*);
-- an installed header declares a non-inline droce_* function that libdroce.so does not export;
+The map (lib/droce.map), the installed headers' declarations and `nm -D --defined-only` of
+libdroce.so must name the same symbols, and each symbol must carry the version of the map's
+node that lists it. Fails (exit 1) when
+- the map has a wildcard among its global symbols, or names a symbol twice;
+- libdroce.so defines a dynamic symbol the map does not name, or in another version node;
+- the map names a symbol libdroce.so does not export (a map entry without a definition);
+- an installed header declares a non-inline droce_* function or variable the map does not
+  name, or the map names one no installed header declares;
 - an installed header does not compile on its own, or one of the API headers (everything but
   the wire library's own, which works on DPDK's mbufs) pulls in a DPDK header (rte_*.h).
 
-usage: public_api.py --readelf READELF --cc CC --lib libdroce.so --incdir DIR... --header H...
+usage: public_api.py --nm NM --map droce.map --cc CC --lib libdroce.so --incdir DIR...
+       --header H...
 """
 import argparse
 import os
@@ -23,16 +29,48 @@ import tempfile
 DPDK_OK = re.compile(r"droce_wire(_hdr|_mcast|_opcode)?\.h$")
 
 
-def exports(readelf, lib):
-    out = subprocess.run([readelf, "--dyn-syms", "-W", lib], capture_output=True, text=True,
-                         check=True).stdout
-    names = set()
+def exports(nm, lib):
+    """{symbol: version} of what libdroce.so defines (nm -D --defined-only), and the set of
+    its version nodes (their own symbols, type A)."""
+    out = subprocess.run([nm, "-D", "--defined-only", "--with-symbol-versions", lib],
+                         capture_output=True, text=True, check=True).stdout
+    syms, nodes = {}, set()
     for line in out.splitlines():
         f = line.split()
-        # Num: Value Size Type Bind Vis Ndx Name
-        if len(f) >= 8 and f[4] in ("GLOBAL", "WEAK") and f[6] != "UND":
-            names.add(f[7].split("@")[0])
-    return names
+        if len(f) < 3:
+            continue
+        name, _, ver = f[2].partition("@")
+        ver = ver.lstrip("@")
+        if f[1] == "A":                  # a version node's own symbol (DROCE_0.1@@DROCE_0.1)
+            nodes.add(name)
+            continue
+        syms[name] = ver
+    return syms, nodes
+
+
+def map_nodes(path):
+    """{symbol: node} of the version script's global symbols; errors for wildcards, repeats."""
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    text = re.sub(r"#[^\n]*", "", text)
+    syms, errors = {}, []
+    for node, body in re.findall(r"([\w.]+)\s*\{(.*?)\}\s*[\w.]*\s*;", text, flags=re.S):
+        scope = "global"
+        for tok in re.findall(r"[^\s;]+:|[^\s;]+", body):
+            if tok.endswith(":"):
+                scope = tok[:-1]
+                continue
+            if scope != "global":
+                continue
+            if re.search(r"[*?\[]", tok):
+                errors.append(f"map node {node}: a wildcard, not a name: {tok}")
+            elif tok in syms:
+                errors.append(f"map names {tok} twice ({syms[tok]}, {node})")
+            else:
+                syms[tok] = node
+    if not syms:
+        errors.append(f"{path}: no global symbol found")
+    return syms, errors
 
 
 def declared(headers):
@@ -61,26 +99,34 @@ def declared(headers):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--readelf", required=True)
+    ap.add_argument("--nm", required=True)
+    ap.add_argument("--map", required=True)
     ap.add_argument("--cc", required=True, nargs="+")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--incdir", action="append", default=[])
     ap.add_argument("--header", nargs="+", default=[])
     a = ap.parse_args()
-    errors = []
 
-    syms = exports(a.readelf, a.lib)
+    syms, nodes = exports(a.nm, a.lib)
+    mapped, errors = map_nodes(a.map)
     decl = declared(a.header)
-    print(f"{a.lib}: {len(syms)} exported symbols; the headers declare {len(decl)} functions")
-    for s in sorted(syms):
-        if s.startswith("DROCE_"):          # the version node's own symbol
-            continue
+    print(f"{a.lib}: {len(syms)} exported symbols in {len(nodes)} version nodes; the map names "
+          f"{len(mapped)}; the headers declare {len(decl)}")
+    for s in sorted(set(syms) - set(mapped)):
+        errors.append(f"exported, not named by the map: {s}")
+    for s in sorted(set(mapped) - set(syms)):
+        errors.append(f"named by the map ({mapped[s]}), not exported by the library: {s}")
+    for s in sorted(set(syms) & set(mapped)):
+        if syms[s] != mapped[s]:
+            errors.append(f"{s}: exported as version {syms[s] or '(none)'}, the map says "
+                          f"{mapped[s]}")
+    for s in sorted(set(mapped) - decl):
+        errors.append(f"named by the map, declared by no installed header: {s}")
+    for s in sorted(decl - set(mapped)):
+        errors.append(f"declared by an installed header, not named by the map: {s}")
+    for s in sorted(mapped):
         if not s.startswith("droce_"):
-            errors.append(f"exported, not public: {s}")
-        elif s not in decl:
-            errors.append(f"exported, declared by no installed header: {s}")
-    for s in sorted(decl - syms):
-        errors.append(f"declared by an installed header, not exported: {s}")
+            errors.append(f"named by the map, not public (droce_*): {s}")
 
     # The headers' own include directories, and DPDK's flags (the wire headers need them).
     inc = [f"-I{d}" for d in a.incdir]

@@ -14,7 +14,7 @@
 
 /* Local checks (IBA 10.8.3.x local errors); an error completes the WQE and stops the SQ
  * (verbs moves UC/UD to SQE and flushes the rest). */
-static enum ibv_wc_status ureq_check(const struct transport_qp *t,
+static enum ibv_wc_status unreliable_check(const struct transport_qp *t,
 				     const struct verbs_send_wqe *w)
 {
 	enum ibv_wc_status st;
@@ -33,7 +33,7 @@ static enum ibv_wc_status ureq_check(const struct transport_qp *t,
 	return IBV_WC_SUCCESS;
 }
 
-static struct req_wqe *ureq_current(struct transport_qp *t)
+static struct req_wqe *unreliable_current(struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
 	const struct verbs_send_wqe *w;
@@ -46,13 +46,13 @@ static struct req_wqe *ureq_current(struct transport_qp *t)
 		return NULL;
 	e = &r->ring[r->head++ & r->mask];
 	e->w = w;
-	e->err = ureq_check(t, w);
+	e->err = unreliable_check(t, w);
 	e->started = 0;
 	r->off = 0;
 	return e;
 }
 
-static void ureq_done(struct transport_qp *t)
+static void unreliable_done(struct transport_qp *t)
 {
 	struct transport_req *r = &t->req;
 
@@ -63,7 +63,8 @@ static void ureq_done(struct transport_qp *t)
 		transport_state_sync(t);	/* the send CQ overran */
 }
 
-unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned int budget)
+unsigned int transport_unreliable_tx(struct transport_env *env, struct transport_qp *t,
+				     unsigned int budget)
 {
 	enum ibv_qp_state st = transport_state(t);
 	unsigned int sent = 0;
@@ -76,7 +77,7 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return 0;
 	while (sent < budget) {
-		e = ureq_current(t);
+		e = unreliable_current(t);
 		if (e == NULL)
 			break;
 		if (e->err) {
@@ -86,16 +87,16 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			break;
 		}
 		if (unlikely(e->w->opcode == IBV_WR_BIND_MW || e->w->opcode == IBV_WR_LOCAL_INV)) {
-			e->err = req_local(t, e->w);	/* in order, as the RC requester */
+			e->err = transport_req_local(t, e->w);	/* in order, as the RC requester */
 			if (e->err == IBV_WC_SUCCESS)
-				ureq_done(t);
+				unreliable_done(t);
 			continue;
 		}
 		if (!transport_cc_tx_ok(env, t))
 			break;	/* the DCQCN pacer */
 		last = false;
-		rc = t->type == IBV_QPT_UD ? ud_send_packet(env, t, e->w, &last) :
-					     uc_send_packet(env, t, e->w, &last);
+		rc = t->type == IBV_QPT_UD ? transport_ud_send_packet(env, t, e->w, &last) :
+					     transport_uc_send_packet(env, t, e->w, &last);
 		if (rc == -EFAULT) {
 			/* Its memory was deregistered under the WR: a local protection error,
 			 * as the lkey check of a new WR would give (next turn of the loop). */
@@ -106,12 +107,12 @@ unsigned int ureq_tx(struct transport_env *env, struct transport_qp *t, unsigned
 			break;	/* MAC being resolved, no mbuf: the WQE waits */
 		sent++;
 		if (last)
-			ureq_done(t);
+			unreliable_done(t);
 	}
 	return sent;
 }
 
-bool ureq_pending(const struct transport_qp *t)
+bool transport_unreliable_pending(const struct transport_qp *t)
 {
 	enum ibv_qp_state st = transport_state(t);
 

@@ -8,9 +8,10 @@
 
 #include "transport_private.h"
 
-const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transport_qp *t)
+const struct verbs_recv_wqe *transport_unreliable_recv_get(struct transport_env *env,
+							   struct transport_qp *t)
 {
-	const struct verbs_recv_wqe *r = recv_get(t);
+	const struct verbs_recv_wqe *r = transport_recv_get(t);
 
 	if (r == NULL)
 		TCNT(env, t, rx_no_recv_wr);	/* UC/UD: the message is dropped */
@@ -19,8 +20,9 @@ const struct verbs_recv_wqe *urecv_get(struct transport_env *env, struct transpo
 
 /* A frame for a UC or UD QP: opcode of the QP's transport, P_Key, state, for UC the peer's
  * address; then transport_uc.c/ud.c. */
-enum transport_verdict urecv_rx(struct transport_env *env, struct transport_qp *t,
-				const struct rte_mbuf *m, const struct droce_pkt *pkt)
+enum transport_verdict transport_unreliable_rx(struct transport_env *env,
+					       struct transport_qp *t, const struct rte_mbuf *m,
+					       const struct droce_pkt *pkt)
 {
 	enum droce_transport want = t->type == IBV_QPT_UD ? DROCE_TRANSPORT_UD :
 							    DROCE_TRANSPORT_UC;
@@ -33,8 +35,8 @@ enum transport_verdict urecv_rx(struct transport_env *env, struct transport_qp *
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE)
 		return TDROP(env, t, rx_qp_state);	/* IBA 10.3.1: RTR, RTS, SQD, SQE */
 	if (t->type == IBV_QPT_UD)
-		return ud_rx(env, t, m, pkt);
+		return transport_ud_rx(env, t, m, pkt);
 	if (!transport_path_matches(t, pkt))
 		return TDROP(env, t, rx_bad_addr);	/* UC is connected too: our peer's only */
-	return uc_rx(env, t, m, pkt);
+	return transport_uc_rx(env, t, m, pkt);
 }
