@@ -4,7 +4,7 @@
 """UCX (Debian's ucx-utils 1.13.1, unmodified) on droce, through droce-run -p (device presence,
 doc/compat.md), between two droce processes over memif (config/loopback-*.ini: no hugepages).
 
-usage: ucx_test.py --build DIR --config DIR MODE [--preload LIBS --lsan-supp FILE]
+usage: ucx_test.py --build DIR --config DIR MODE [--mpi-prog PROG] [--preload LIBS ...]
 
 modes
   perftest  ucx_info -d lists rc_verbs and ud_verbs on the server's device; ucx_perftest,
@@ -12,6 +12,9 @@ modes
             rc_verbs tag_lat, tag_bw (UCP), put_bw, get, am_lat (UCT) and over ud_verbs
             tag_lat, tag_bw, ucp_put_bw, ucp_get (UCP: UD has no RDMA) and am_lat (UCT); both
             sides exit 0 and the client prints its final figure.
+  mpi       Open MPI over UCX, two ranks each a droce process: test/compat/mpi_pingpong.c
+            (--mpi-prog), ping-pongs at 8 B and 64 KiB with every message checked and an
+            allreduce checked.
   presence  without -p UCX finds no device; with -p the attributes
             a virtual RoCE device (rxe) has are there in the kernel's format and those it has
             not (mlx5's, a PCI parent's) are absent (ENOENT) as on rxe; the host's /dev and
@@ -134,13 +137,7 @@ def run_pair(lb, cmd, tl, test, uct, dev):
 
 def mode_perftest(r, tmp):
     lb = Loopback(r, tmp, "")
-    # ucx_perftest's UCT tests send the client's -d to the server, which opens that name:
-    # both processes' devices get the server's name.
-    with open(lb.ini["client"]) as f:
-        text = f.read()
-    with open(lb.ini["client"], "w") as f:
-        f.write(text.replace(f"[device {lb.dev['client']}]", f"[device {lb.dev['server']}]"))
-    lb.dev["client"] = lb.dev["server"]
+    same_device_name(lb)
     cmd = present(lb)
     try:
         p, tls = ucx_devices(cmd, "server", ucx_env(lb, "all"), "caller")
@@ -154,6 +151,62 @@ def mode_perftest(r, tmp):
             run_pair(lb, cmd, tl, test, uct, lb.dev)
     finally:
         shutil.rmtree(lb.rundir, ignore_errors=True)
+    return 0
+
+
+def same_device_name(lb):
+    """ucx_perftest's UCT tests send the client's -d to the server, which opens that name, and
+    Open MPI's ranks compare device names: both processes' devices get the server's name."""
+    with open(lb.ini["client"]) as f:
+        text = f.read()
+    with open(lb.ini["client"], "w") as f:
+        f.write(text.replace(f"[device {lb.dev['client']}]", f"[device {lb.dev['server']}]"))
+    lb.dev["client"] = lb.dev["server"]
+
+
+MPI_ITERS = 2000
+MPI_SIZES = ["8", "65536"]
+MPI_LINE = re.compile(r"^pingpong (\d+) B: (\d+) round trips, ([\d.]+) us per round trip, "
+                      r"data checked$", re.M)
+
+
+def mode_mpi(r, tmp, prog):
+    """Open MPI over UCX (pml ucx, UCX_TLS=rc_verbs,ud_verbs:aux,self: RC through droce, UD
+    for UCX's address exchange, self within a rank; nothing else), two ranks, each a droce
+    process under droce-run -p (rank 0 the memif server's, rank 1 the client's): the
+    ping-pong of test/compat/mpi_pingpong.c at 8 B and 64 KiB, every message checked, then
+    an allreduce checked; mpirun exits 0 and rank 0 prints each figure."""
+    lb = Loopback(r, tmp, "")
+    same_device_name(lb)
+    cmd = present(lb)
+    mpirun = ["mpirun", "--oversubscribe", "--mca", "pml", "ucx",
+              "-x", "UCX_TLS=rc_verbs,ud_verbs:aux,self"]
+    if os.geteuid() == 0:
+        mpirun.append("--allow-run-as-root")
+    args = [prog, str(MPI_ITERS)] + MPI_SIZES
+    full = mpirun + ["-np", "1"] + cmd("server", args) + [":", "-np", "1"] + \
+        cmd("client", args)
+    env = ucx_env(lb, "rc_verbs")
+    env.pop("UCX_TLS", None)
+    t0 = time.time()
+    try:
+        p = subprocess.run(full, capture_output=True, text=True, timeout=120, env=env)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out = -1, f"timeout: {e.stdout}{e.stderr}"
+    finally:
+        shutil.rmtree(lb.rundir, ignore_errors=True)
+    got = {m.group(1): m for m in MPI_LINE.finditer(out)}
+    if rc != 0 or sorted(got) != sorted(MPI_SIZES) or \
+            any(int(m.group(2)) != MPI_ITERS for m in got.values()) or \
+            not re.search(r"^allreduce: \d+ x int64 sum over 2 ranks, checked$", out, re.M):
+        fail(f"mpirun -np 2 over UCX on droce: exit {rc}, want {MPI_SIZES} ping-pongs and the "
+             f"allreduce checked:\n{' '.join(full)}\n{out}")
+    for size in MPI_SIZES:
+        m = got[size]
+        print(f"MPI over UCX (rc_verbs) ping-pong {size} B: {m.group(2)} round trips, "
+              f"{m.group(3)} us per round trip, data checked", flush=True)
+    print(f"MPI allreduce checked; mpirun exit 0 ({time.time() - t0:.1f} s)", flush=True)
     return 0
 
 
@@ -237,7 +290,8 @@ def mode_presence(r, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["perftest", "presence"])
+    ap.add_argument("mode", choices=["perftest", "presence", "mpi"])
+    ap.add_argument("--mpi-prog", default="")
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--preload", default="")
@@ -253,6 +307,10 @@ def main():
         os.chmod(tmp, 0o755)
         if args.mode == "perftest":
             return mode_perftest(r, tmp)
+        if args.mode == "mpi":
+            if shutil.which("mpirun") is None:
+                fail("mpirun not installed (test/deps.sh installs openmpi-bin)")
+            return mode_mpi(r, tmp, os.path.abspath(args.mpi_prog))
         return mode_presence(r, tmp)
 
 
