@@ -152,7 +152,7 @@ unsigned int engine_link_poll(struct engine_inst *lc)
 }
 
 #define START_RETRY_MS 50
-#define START_LINK_MS 1000
+#define START_LINK_MS 250
 #define LINK_CHECK_MS 5
 
 /* The port of @p cfg started: wait up to @p ms for its link. Stopped again if it stays down. */

@@ -55,7 +55,7 @@ static const struct verbs_cfg_key keys[] = {
 	  "poll the ports' links this often (0: links are not followed, ports are always ACTIVE)"),
 	U("engine", "start_wait_ms", "0", 0, 600000,
 	  "a device open waits this long for the port's peer: a start that fails (EIO: a memif "
-	  "client with no server) or gets no link within 1 s is tried again every 50 ms (0: fails "
+	  "client with no server) or gets no link within 250 ms is tried again every 50 ms (0: fails "
 	  "at once)"),
 	B("engine", "tx_zero_copy", "1",
 	  "send payloads of 512 bytes and more straight from registered memory on in-process "

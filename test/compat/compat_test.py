@@ -721,6 +721,58 @@ def loopback_runs(lb, args):
     return 0
 
 
+# qperf 0.4.11 -cm1 (RDMA CM): each test a client run of its own (qperf's server opens its
+# device for each test and closes it after); qperf waits for completion events unless told to
+# poll (-cp1): rc_lat both ways.
+QPERF_TESTS = [("rc_bw", []), ("rc_lat", []), ("rc_lat", ["-cp1"]), ("rc_rdma_write_bw", []),
+               ("rc_rdma_read_bw", []), ("rc_compare_swap_mr", [])]
+QPERF_FIG = re.compile(r"^\s+(bw|latency|msg_rate)\s+=\s+([\d.]+ \S+)$", re.M)
+
+
+def mode_qperf(r, args, tmp):
+    """qperf's server and its clients over memif (config/loopback-*.ini) in a network
+    namespace of their own (unshare -rn), the server device's address on its loopback
+    interface for qperf's TCP control connection (doc/middleware.md, "One-address tools"):
+    every test of QPERF_TESTS exits 0 and prints its figure."""
+    lb = Loopback(r, tmp, "")
+    srv = lb.addr["server"]
+    run = " ".join(lb.cmd("client", []))
+    lines = ["ip link set lo up && ip addr add %s/32 dev lo || exit 9" % srv,
+             " ".join(lb.cmd("server", ["qperf"])) + f" > {tmp}/server.log 2>&1 &",
+             "srv=$!",
+             # qperf listens on TCP 19765 (0x4D35), IPv6 and IPv4
+             "for i in $(seq 300); do cat /proc/net/tcp /proc/net/tcp6 |"
+             " grep -q ':4D35 [0-9A-F]*:0000 0A' && break; sleep 0.1; done"]
+    for t, extra in QPERF_TESTS:
+        lines.append(f"echo '=== test {t} {' '.join(extra)}'")
+        lines.append(f"timeout -s KILL 60 {run} qperf -t 1 -cm1 {' '.join(extra)} {srv} {t}"
+                     " 2>&1; echo \"=== rc=$?\"")
+    lines += ["kill $srv", "wait $srv", "exit 0"]
+    script = os.path.join(tmp, "qperf.sh")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    t0 = time.time()
+    p = subprocess.run(["unshare", "-rn", "sh", script], capture_output=True, text=True,
+                       timeout=600, env=lb.env)
+    out = p.stdout + p.stderr
+    shutil.rmtree(lb.rundir, ignore_errors=True)
+    parts = re.split(r"^=== test ([^\n]*)\n", out, flags=re.M)[1:]
+    runs = list(zip(parts[0::2], parts[1::2]))
+    if p.returncode != 0 or len(runs) != len(QPERF_TESTS):
+        fail(f"qperf -cm1 in a network namespace: exit {p.returncode}, {len(runs)} of "
+             f"{len(QPERF_TESTS)} tests ran:\n{out}")
+    for (name, body), (t, extra) in zip(runs, QPERF_TESTS):
+        fig = QPERF_FIG.search(body)
+        if "=== rc=0" not in body or not fig:
+            fail(f"qperf -cm1 {' '.join(extra)} {t}: no figure or exit not 0:\n{body}\n"
+                 f"--- whole run\n{out}")
+        print(f"qperf -t 1 -cm1 {' '.join(extra + [t])}: {fig.group(1)} = {fig.group(2)}",
+              flush=True)
+    print(f"qperf: {len(runs)} client runs against one server, all exit 0 "
+          f"({time.time() - t0:.1f} s)", flush=True)
+    return 0
+
+
 def cm_listens(r, path):
     """droce's CM in the process whose telemetry socket is @path has a listening id, as
     `droce-stat -w` reads it (the wait doc/ci.md gives CI scripts): one look, -w 0."""
@@ -765,7 +817,7 @@ def mode_run_names(r, args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest", "rdmacm",
-                                     "loopback", "run-names"])
+                                     "loopback", "run-names", "qperf"])
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--tool", default="rc")
@@ -782,7 +834,8 @@ def main():
             "rdmacm": ["rping", "ucmatose", "udaddy", "rdma_server", "rdma_client",
                        "rdma_xserver", "rdma_xclient", "ib_write_bw"]
             if not args.tool.startswith("fio") else ["fio"],
-            "loopback": ["rping", "ibv_rc_pingpong", "ibv_devinfo"], "run-names": ["ibv_devices"]}
+            "loopback": ["rping", "ibv_rc_pingpong", "ibv_devinfo"], "run-names": ["ibv_devices"],
+            "qperf": ["qperf", "unshare", "ip", "timeout"]}
     missing = [t for t in need[args.mode] if shutil.which(t) is None]
     if missing:
         fail(f"{', '.join(missing)} not installed (test/deps.sh installs them)")
@@ -795,6 +848,9 @@ def main():
     if args.mode == "loopback":
         with tempfile.TemporaryDirectory(prefix="droce-loopback-") as tmp:
             return mode_loopback(r, args, tmp)
+    if args.mode == "qperf":
+        with tempfile.TemporaryDirectory(prefix="droce-qperf-") as tmp:
+            return mode_qperf(r, args, tmp)
     if not hugepages():
         print(f"SKIP: cannot reserve {HUGEPAGES} hugepages")
         return SKIP
