@@ -8,7 +8,7 @@ set -euo pipefail
 
 pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk-dev libibverbs-dev librdmacm-dev libisal-dev
       libpcap-dev zlib1g-dev python3 python3-scapy tshark clang libclang-rt-14-dev
-      ibverbs-utils perftest rdmacm-utils ucx-utils fio qperf iproute2 openmpi-bin libopenmpi-dev tgt open-iscsi "$@")   # test/compat and test/interop: unmodified tools (UCX, fio, qperf, Open MPI), tgtd, the iSER guest's iscsiadm
+      ibverbs-utils perftest rdmacm-utils ucx-utils fio qperf libfabric-bin iproute2 openmpi-bin libopenmpi-dev tgt open-iscsi "$@")   # test/compat and test/interop: unmodified tools (UCX, fio, qperf, libfabric, Open MPI), tgtd, the iSER guest's iscsiadm
 
 missing=()
 for p in "${pkgs[@]}"; do

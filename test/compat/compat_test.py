@@ -773,6 +773,65 @@ def mode_qperf(r, args, tmp):
     return 0
 
 
+# libfabric 1.17's verbs provider: fi_info, then fi_pingpong over msg (RDMA CM) and dgram (UD)
+# endpoints. Its fi_info finds a verbs device's address by binding each address of the host's
+# interfaces (getifaddrs) but those of the loopback interface, so the server device's address
+# goes on a veth here, not on lo.
+FI_ENDPOINTS = ["msg", "dgram"]
+FI_LINE = re.compile(r"^1k\s+100\s+=100\s+200k\s+\S+\s+([\d.]+)\s+([\d.]+)\s", re.M)
+
+
+def mode_libfabric(r, args, tmp):
+    """fi_info -p verbs lists the device; fi_pingpong -p verbs, 100 round trips of 1 KiB over
+    each endpoint type of FI_ENDPOINTS, server and client each a droce process over memif in a
+    network namespace of their own: both exit 0, the client's row shows 100 acknowledged."""
+    lb = Loopback(r, tmp, "")
+    srv = lb.addr["server"]
+    fi = ["fi_pingpong", "-p", "verbs", "-I", "100", "-S", "1024"]
+    lines = ["ip link set lo up && ip link add v0 type veth peer name v1 && "
+             f"ip link set v0 up && ip link set v1 up && ip addr add {srv}/32 dev v0 || exit 9",
+             "echo '=== test fi_info'",
+             "timeout -s KILL 60 " + " ".join(lb.cmd("server", ["fi_info", "-p", "verbs"])) +
+             " 2>&1; echo \"=== rc=$?\""]
+    for ep in FI_ENDPOINTS:
+        lines += [f"echo '=== test {ep}'",
+                  "timeout -s KILL 60 " + " ".join(lb.cmd("server", fi + ["-e", ep])) +
+                  f" > {tmp}/server.{ep} 2>&1 &",
+                  "srv=$!",
+                  # fi_pingpong's control connection: TCP 47592 (0xB9E8)
+                  "for i in $(seq 300); do cat /proc/net/tcp /proc/net/tcp6 |"
+                  " grep -q ':B9E8 [0-9A-F]*:0000 0A' && break; sleep 0.1; done",
+                  "timeout -s KILL 60 " + " ".join(lb.cmd("client", fi + ["-e", ep, srv])) +
+                  " 2>&1; echo \"=== rc=$?\"",
+                  "wait $srv; echo \"=== server rc=$?\""]
+    script = os.path.join(tmp, "libfabric.sh")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    t0 = time.time()
+    p = subprocess.run(["unshare", "-rn", "sh", script], capture_output=True, text=True,
+                       timeout=600, env=lb.env)
+    out = p.stdout + p.stderr
+    shutil.rmtree(lb.rundir, ignore_errors=True)
+    runs = dict(zip(*[iter(re.split(r"^=== test (\S+)\n", out, flags=re.M)[1:])] * 2))
+    info = runs.get("fi_info", "")
+    if p.returncode != 0 or "=== rc=0" not in info or \
+            not re.search(rf"domain: {re.escape(lb.dev['server'])}$", info, re.M) or \
+            "FI_EP_MSG" not in info:
+        fail(f"fi_info -p verbs: no FI_EP_MSG on {lb.dev['server']}:\n{out}")
+    print(f"fi_info -p verbs: FI_EP_MSG on domain {lb.dev['server']}", flush=True)
+    for ep in FI_ENDPOINTS:
+        body = runs.get(ep, "")
+        m = FI_LINE.search(body)
+        if "=== rc=0" not in body or "=== server rc=0" not in body or not m:
+            with open(f"{tmp}/server.{ep}") as f:
+                fail(f"fi_pingpong -e {ep}: client and server must exit 0, 100 of 100 "
+                     f"acknowledged:\n{body}\n--- server\n{f.read()}")
+        print(f"fi_pingpong -p verbs -e {ep} -S 1024 -I 100: {m.group(1)} MB/s, "
+              f"{m.group(2)} us per transfer", flush=True)
+    print(f"libfabric: done ({time.time() - t0:.1f} s)", flush=True)
+    return 0
+
+
 def cm_listens(r, path):
     """droce's CM in the process whose telemetry socket is @path has a listening id, as
     `droce-stat -w` reads it (the wait doc/ci.md gives CI scripts): one look, -w 0."""
@@ -817,7 +876,7 @@ def mode_run_names(r, args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["devices", "bad-config", "pingpong", "perftest", "rdmacm",
-                                     "loopback", "run-names", "qperf"])
+                                     "loopback", "run-names", "qperf", "libfabric"])
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--tool", default="rc")
@@ -835,7 +894,8 @@ def main():
                        "rdma_xserver", "rdma_xclient", "ib_write_bw"]
             if not args.tool.startswith("fio") else ["fio"],
             "loopback": ["rping", "ibv_rc_pingpong", "ibv_devinfo"], "run-names": ["ibv_devices"],
-            "qperf": ["qperf", "unshare", "ip", "timeout"]}
+            "qperf": ["qperf", "unshare", "ip", "timeout"],
+            "libfabric": ["fi_info", "fi_pingpong", "unshare", "ip", "timeout"]}
     missing = [t for t in need[args.mode] if shutil.which(t) is None]
     if missing:
         fail(f"{', '.join(missing)} not installed (test/deps.sh installs them)")
@@ -851,6 +911,9 @@ def main():
     if args.mode == "qperf":
         with tempfile.TemporaryDirectory(prefix="droce-qperf-") as tmp:
             return mode_qperf(r, args, tmp)
+    if args.mode == "libfabric":
+        with tempfile.TemporaryDirectory(prefix="droce-libfabric-") as tmp:
+            return mode_libfabric(r, args, tmp)
     if not hugepages():
         print(f"SKIP: cannot reserve {HUGEPAGES} hugepages")
         return SKIP
