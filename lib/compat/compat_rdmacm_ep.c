@@ -31,10 +31,8 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 	struct rcm_id *w;
 	int err;
 
-	if (id == NULL || res == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || res == NULL)
+		return compat_fail(EINVAL);
 	if (droce_cm_create_ep(&d, res, NULL, NULL) != 0)
 		return -1;
 	w = compat_rcm_id_new(d, NULL, NULL);
@@ -56,8 +54,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 		if (rdma_create_qp(&w->pub, pd, qp_init_attr) != 0) {
 			err = errno;	/* the id has no QP nor SRQ: only the id goes */
 			rdma_destroy_id(&w->pub);
-			errno = err;
-			return -1;
+			return compat_fail(err);
 		}
 	}
 	*id = &w->pub;
