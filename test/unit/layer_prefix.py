@@ -24,6 +24,7 @@ import sys
 # them (lib/cm, compat_rdmacm_ep.c). Remove each once it is renamed: a name listed here that
 # no library defines any more is reported.
 PENDING = {}
+ODR_ASAN = "__odr_asan."
 
 
 def map_names(paths):
@@ -69,6 +70,9 @@ def main():
     for layer, path in a.layer:
         for where, s in defined(a.nm, path):
             n += 1
+            # ASan's one-definition-rule indicator of a global variable is named after it.
+            if s.startswith(ODR_ASAN):
+                s = s[len(ODR_ASAN):]
             seen.add(s)
             if s.startswith((layer + "_", "droce_")) or s in PENDING:
                 continue
