@@ -721,6 +721,27 @@ def loopback_runs(lb, args):
     return 0
 
 
+def tcp_wait_line(port):
+    """A shell line that waits (30 s at most) until something listens on TCP @port."""
+    return (f"for i in $(seq 300); do cat /proc/net/tcp /proc/net/tcp6 |"
+            f" grep -q ':{port:04X} [0-9A-F]*:0000 0A' && break; sleep 0.1; done")
+
+
+def netns_run(lb, tmp, name, lines):
+    """Run the shell @lines in a network namespace of their own (unshare -rn), then remove
+    @lb's EAL runtime directory. @return (exit status, output, the runs: the text after each
+    '=== test NAME' line, by NAME)."""
+    script = os.path.join(tmp, name + ".sh")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    p = subprocess.run(["unshare", "-rn", "sh", script], capture_output=True, text=True,
+                       timeout=600, env=lb.env)
+    out = p.stdout + p.stderr
+    shutil.rmtree(lb.rundir, ignore_errors=True)
+    parts = re.split(r"^=== test ([^\n]*)\n", out, flags=re.M)[1:]
+    return p.returncode, out, list(zip(parts[0::2], parts[1::2]))
+
+
 # qperf 0.4.11 -cm1 (RDMA CM): each test a client run of its own (qperf's server opens its
 # device for each test and closes it after); qperf waits for completion events unless told to
 # poll (-cp1): rc_lat both ways.
@@ -739,27 +760,16 @@ def mode_qperf(r, args, tmp):
     run = " ".join(lb.cmd("client", []))
     lines = ["ip link set lo up && ip addr add %s/32 dev lo || exit 9" % srv,
              " ".join(lb.cmd("server", ["qperf"])) + f" > {tmp}/server.log 2>&1 &",
-             "srv=$!",
-             # qperf listens on TCP 19765 (0x4D35), IPv6 and IPv4
-             "for i in $(seq 300); do cat /proc/net/tcp /proc/net/tcp6 |"
-             " grep -q ':4D35 [0-9A-F]*:0000 0A' && break; sleep 0.1; done"]
+             "srv=$!", tcp_wait_line(19765)]     # qperf's listener
     for t, extra in QPERF_TESTS:
         lines.append(f"echo '=== test {t} {' '.join(extra)}'")
         lines.append(f"timeout -s KILL 60 {run} qperf -t 1 -cm1 {' '.join(extra)} {srv} {t}"
                      " 2>&1; echo \"=== rc=$?\"")
     lines += ["kill $srv", "wait $srv", "exit 0"]
-    script = os.path.join(tmp, "qperf.sh")
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
     t0 = time.time()
-    p = subprocess.run(["unshare", "-rn", "sh", script], capture_output=True, text=True,
-                       timeout=600, env=lb.env)
-    out = p.stdout + p.stderr
-    shutil.rmtree(lb.rundir, ignore_errors=True)
-    parts = re.split(r"^=== test ([^\n]*)\n", out, flags=re.M)[1:]
-    runs = list(zip(parts[0::2], parts[1::2]))
-    if p.returncode != 0 or len(runs) != len(QPERF_TESTS):
-        fail(f"qperf -cm1 in a network namespace: exit {p.returncode}, {len(runs)} of "
+    rc, out, runs = netns_run(lb, tmp, "qperf", lines)
+    if rc != 0 or len(runs) != len(QPERF_TESTS):
+        fail(f"qperf -cm1 in a network namespace: exit {rc}, {len(runs)} of "
              f"{len(QPERF_TESTS)} tests ran:\n{out}")
     for (name, body), (t, extra) in zip(runs, QPERF_TESTS):
         fig = QPERF_FIG.search(body)
@@ -797,24 +807,15 @@ def mode_libfabric(r, args, tmp):
         lines += [f"echo '=== test {ep}'",
                   "timeout -s KILL 60 " + " ".join(lb.cmd("server", fi + ["-e", ep])) +
                   f" > {tmp}/server.{ep} 2>&1 &",
-                  "srv=$!",
-                  # fi_pingpong's control connection: TCP 47592 (0xB9E8)
-                  "for i in $(seq 300); do cat /proc/net/tcp /proc/net/tcp6 |"
-                  " grep -q ':B9E8 [0-9A-F]*:0000 0A' && break; sleep 0.1; done",
+                  "srv=$!", tcp_wait_line(47592),     # fi_pingpong's control connection
                   "timeout -s KILL 60 " + " ".join(lb.cmd("client", fi + ["-e", ep, srv])) +
                   " 2>&1; echo \"=== rc=$?\"",
                   "wait $srv; echo \"=== server rc=$?\""]
-    script = os.path.join(tmp, "libfabric.sh")
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
     t0 = time.time()
-    p = subprocess.run(["unshare", "-rn", "sh", script], capture_output=True, text=True,
-                       timeout=600, env=lb.env)
-    out = p.stdout + p.stderr
-    shutil.rmtree(lb.rundir, ignore_errors=True)
-    runs = dict(zip(*[iter(re.split(r"^=== test (\S+)\n", out, flags=re.M)[1:])] * 2))
+    rc, out, runs = netns_run(lb, tmp, "libfabric", lines)
+    runs = dict(runs)
     info = runs.get("fi_info", "")
-    if p.returncode != 0 or "=== rc=0" not in info or \
+    if rc != 0 or "=== rc=0" not in info or \
             not re.search(rf"domain: {re.escape(lb.dev['server'])}$", info, re.M) or \
             "FI_EP_MSG" not in info:
         fail(f"fi_info -p verbs: no FI_EP_MSG on {lb.dev['server']}:\n{out}")
