@@ -10,7 +10,8 @@
  *   a busy poll moves its own frames without a second thread competing for the core.
  * - A thread about to block for a completion event (ibv_get_cq_event() on a blocking channel)
  *   first drives the engine itself while it looks for the event, for an adaptive budget
- *   (compat_engine_wait()): an event that comes within it costs no sleep and no wake-up.
+ *   (compat_engine_wait()): an event that comes within it costs no sleep and no wake-up, and,
+ *   as the thread watches the channel (droce_comp_channel_watch()), no system call either.
  *   When the budget runs out it stands down and wakes the driver thread, then blocks.
  * - The driver thread covers every other time. It stands back while the thread that last
  *   polled is still running (its /proc/self/task/TID/stat state is R), within DRIVER_BACKOFF_NS
@@ -105,37 +106,47 @@ static void stand_down(void)
 		syscall(SYS_futex, &drv.seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void compat_engine_wait(struct ibv_context *context, int fd, unsigned int *spin_ns)
+bool compat_engine_wait(struct compat_channel *ch, struct droce_cq **cq, void **cq_context)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = { .fd = ch->ibv.fd, .events = POLLIN };
 	unsigned int budget;
 	uint64_t t0, spent = 0;
+	bool got = false;
 	int fl;
 
 	if (!__atomic_load_n(&drv.inline_engine, __ATOMIC_ACQUIRE))
-		return;
-	fl = fcntl(fd, F_GETFL);
+		return false;
+	fl = fcntl(p.fd, F_GETFL);
 	if (fl < 0 || (fl & O_NONBLOCK) != 0)
-		return;		/* the read will not block (or fails): nothing to wait for */
-	budget = __atomic_load_n(spin_ns, __ATOMIC_RELAXED);
+		return false;	/* the read will not block (or fails): nothing to wait for */
+	droce_comp_channel_watch(ch->d, 1);
+	if (poll(&p, 1, 0) > 0) {	/* signalled before the watch: the fd has it */
+		droce_comp_channel_watch(ch->d, 0);
+		return false;
+	}
+	budget = __atomic_load_n(&ch->spin_ns, __ATOMIC_RELAXED);
 	if (budget == 0)
 		budget = WAIT_SPIN_START_NS;
 	t0 = now_ns();
 	while (spent < budget) {
-		compat_engine_kick(context);
-		if (poll(&p, 1, 0) > 0) {
-			spent = now_ns() - t0;
-			if (2 * spent > budget)
-				budget = 2 * spent < WAIT_SPIN_MAX_NS ? (unsigned int)(2 * spent) :
-					 WAIT_SPIN_MAX_NS;
-			__atomic_store_n(spin_ns, budget, __ATOMIC_RELAXED);
-			return;
-		}
+		compat_engine_kick(ch->ibv.context);
+		got = droce_comp_channel_take(ch->d, cq, cq_context) == 0;
 		spent = now_ns() - t0;
+		if (got)
+			break;
 	}
-	__atomic_store_n(spin_ns, budget / 2 > WAIT_SPIN_MIN_NS ? budget / 2 : WAIT_SPIN_MIN_NS,
+	droce_comp_channel_watch(ch->d, 0);
+	if (got) {
+		if (2 * spent > budget)
+			budget = 2 * spent < WAIT_SPIN_MAX_NS ? (unsigned int)(2 * spent) :
+				 WAIT_SPIN_MAX_NS;
+		__atomic_store_n(&ch->spin_ns, budget, __ATOMIC_RELAXED);
+		return true;
+	}
+	__atomic_store_n(&ch->spin_ns, budget / 2 > WAIT_SPIN_MIN_NS ? budget / 2 : WAIT_SPIN_MIN_NS,
 			 __ATOMIC_RELAXED);
 	stand_down();
+	return false;
 }
 
 /* @return true if thread @p tid is running or runnable (state R in its stat). */

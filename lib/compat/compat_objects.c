@@ -322,8 +322,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	if (channel == NULL || cq == NULL || cq_context == NULL)
 		return compat_fail(EINVAL);
 	ch = compat_container_of(channel, struct compat_channel, ibv);
-	compat_engine_wait(channel->context, channel->fd, &ch->spin_ns);
-	if (droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
+	if (!compat_engine_wait(ch, &dcq, &ctx) && droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
 		return -1;
 	c = ctx;
 	pthread_mutex_lock(&c->ibv.mutex);

@@ -198,9 +198,10 @@ bool compat_driver_running(void);
 void compat_driver_stop(void);
 /* One engine iteration from an application thread that found its CQ empty. */
 void compat_engine_kick(struct ibv_context *context);
-/* Before a blocking read of @p fd: drive the engine while the event may come soon (a budget
- * kept in @p spin_ns), then leave it to the driver thread. */
-void compat_engine_wait(struct ibv_context *context, int fd, unsigned int *spin_ns);
+/* Before a blocking ibv_get_cq_event() on @p ch: drive the engine while the event may come soon
+ * (a budget kept in ch->spin_ns), watching the channel so that the event arrives in memory,
+ * then leave it to the driver thread. @return true if it took the event (*cq, *cq_context). */
+bool compat_engine_wait(struct compat_channel *ch, struct droce_cq **cq, void **cq_context);
 
 /* compat_objects.c: the ibv_context_ops data path. */
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);

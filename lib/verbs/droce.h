@@ -478,6 +478,24 @@ int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 		       void **cq_context);
 /** ibv_ack_cq_events(3). */
 void droce_ack_cq_events(struct droce_cq *cq, unsigned int nevents);
+/**
+ * Spin for a channel's events without system calls (droce's own, EXPERIMENTAL): while at
+ * least one thread watches @p channel, the engine hands its events over in memory instead of
+ * through channel->fd, and droce_comp_channel_take() takes them. droce_get_cq_event() takes
+ * them too. When the last watcher stops (@p on 0), the events still in memory move to
+ * channel->fd, so a program that polls the fd misses none. A watcher must stop before it
+ * blocks anywhere.
+ * @return 0, EINVAL (NULL channel; stopping a channel nobody watches).
+ */
+int droce_comp_channel_watch(struct droce_comp_channel *channel, int on);
+/**
+ * Take an event handed over in memory to a watcher (droce_comp_channel_watch()); never
+ * blocks and never reads channel->fd.
+ * @return 0 (*cq and *cq_context set, ack it as one from droce_get_cq_event()), EAGAIN (none
+ *   in memory), EINVAL (NULL argument).
+ */
+int droce_comp_channel_take(struct droce_comp_channel *channel, struct droce_cq **cq,
+			    void **cq_context);
 
 /* ---- QPs ---- */
 

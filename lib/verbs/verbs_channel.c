@@ -8,6 +8,14 @@
  * application set O_NONBLOCK on channel->fd) and pops one event. Destroying a CQ drops its
  * unread events (their tokens go stale and are skipped) and waits for the acks of the events
  * already returned.
+ *
+ * While a thread spins for events (droce_comp_channel_watch()), an event's token is handed over
+ * in memory (ch->tokens) instead: the spinner sees it with a load and takes it with a
+ * compare-and-swap, where the eventfd costs a write, a poll and a read. Each token is claimed
+ * once, by a waiter or, when nobody watches any more, by whoever moves it to the eventfd:
+ * the signaller adds a token, then looks for watchers; a watcher that stops subtracts itself,
+ * then moves what is left. In the one order of these sequentially consistent operations,
+ * either the signaller sees the watcher or the watcher sees the token.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +70,25 @@ int droce_destroy_comp_channel(struct droce_comp_channel *channel)
 	return 0;
 }
 
+/* Take one token handed over in memory. @return true if there was one. */
+static bool token_claim(struct verbs_channel *ch)
+{
+	uint32_t t = __atomic_load_n(&ch->tokens, __ATOMIC_SEQ_CST);
+
+	while (t != 0)
+		if (__atomic_compare_exchange_n(&ch->tokens, &t, t - 1, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
+/* Nobody watches: the tokens still in memory go to the eventfd. */
+static void tokens_to_fd(struct verbs_channel *ch)
+{
+	while (__atomic_load_n(&ch->watchers, __ATOMIC_SEQ_CST) == 0 && token_claim(ch))
+		verbs_efd_give(ch->pub.fd);
+}
+
 void verbs_channel_signal(struct verbs_cq *cq)
 {
 	struct verbs_channel *ch = to_vchan(cq->pub.channel);
@@ -70,28 +97,42 @@ void verbs_channel_signal(struct verbs_cq *cq)
 	if (cq->comp_pending++ == 0)
 		TAILQ_INSERT_TAIL(&ch->pending, cq, chan_next);
 	pthread_mutex_unlock(&ch->lock);
-	verbs_efd_give(ch->pub.fd);
+	__atomic_add_fetch(&ch->tokens, 1, __ATOMIC_SEQ_CST);
+	tokens_to_fd(ch);
 }
 
-int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
-		       void **cq_context)
+int droce_comp_channel_watch(struct droce_comp_channel *channel, int on)
 {
 	struct verbs_channel *ch;
+	uint32_t w;
+
+	if (channel == NULL)
+		return EINVAL;
+	ch = to_vchan(channel);
+	if (on) {
+		__atomic_add_fetch(&ch->watchers, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	w = __atomic_load_n(&ch->watchers, __ATOMIC_SEQ_CST);
+	do {
+		if (w == 0)
+			return EINVAL;	/* not watched */
+	} while (!__atomic_compare_exchange_n(&ch->watchers, &w, w - 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	tokens_to_fd(ch);
+	return 0;
+}
+
+/* Pop the oldest event, with a token already taken. @return false if the token was stale. */
+static bool channel_pop(struct verbs_channel *ch, struct droce_cq **cq, void **cq_context)
+{
 	struct verbs_cq *c;
 
-	if (channel == NULL || cq == NULL || cq_context == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
-	ch = to_vchan(channel);
-	for (;;) {
-		if (verbs_efd_take(channel->fd) < 0)
-			return -1;
-		pthread_mutex_lock(&ch->lock);
-		c = TAILQ_FIRST(&ch->pending);
-		if (c != NULL)
-			break;
+	pthread_mutex_lock(&ch->lock);
+	c = TAILQ_FIRST(&ch->pending);
+	if (c == NULL) {
 		pthread_mutex_unlock(&ch->lock);	/* stale token */
+		return false;
 	}
 	TAILQ_REMOVE(&ch->pending, c, chan_next);
 	if (--c->comp_pending != 0)
@@ -100,7 +141,38 @@ int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 	pthread_mutex_unlock(&ch->lock);
 	*cq = &c->pub;
 	*cq_context = c->pub.cq_context;
+	return true;
+}
+
+int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
+		       void **cq_context)
+{
+	struct verbs_channel *ch;
+
+	if (channel == NULL || cq == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	ch = to_vchan(channel);
+	do {
+		if (!token_claim(ch) && verbs_efd_take(channel->fd) < 0)
+			return -1;
+	} while (!channel_pop(ch, cq, cq_context));
 	return 0;
+}
+
+int droce_comp_channel_take(struct droce_comp_channel *channel, struct droce_cq **cq,
+			    void **cq_context)
+{
+	struct verbs_channel *ch;
+
+	if (channel == NULL || cq == NULL || cq_context == NULL)
+		return EINVAL;
+	ch = to_vchan(channel);
+	while (token_claim(ch))
+		if (channel_pop(ch, cq, cq_context))
+			return 0;
+	return EAGAIN;
 }
 
 void droce_ack_cq_events(struct droce_cq *c, unsigned int nevents)

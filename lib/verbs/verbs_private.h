@@ -155,6 +155,8 @@ struct verbs_channel {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/**< a CQ event was acked */
 	TAILQ_HEAD(, verbs_cq) pending;	/**< CQs with unread events, oldest first */
+	uint32_t watchers;		/**< threads spinning for events (droce_comp_channel_watch) */
+	uint32_t tokens;		/**< events handed over in memory, not through pub.fd */
 };
 
 enum { CQ_ARM_NONE, CQ_ARM_NEXT, CQ_ARM_SOLICITED };
