@@ -36,7 +36,7 @@
 #define DROCE_MAX_INLINE 512
 /** Completion queues per device and completions per CQ (a power of two). */
 #define DROCE_MAX_CQ 16384
-#define DROCE_MAX_CQE 65536
+#define DROCE_MAX_CQE (1 << 20)
 /** Memory regions per device: the low DROCE_MR_INDEX_BITS of an lkey/rkey are the index,
  *  the other bits are random. */
 #define DROCE_MR_INDEX_BITS 12

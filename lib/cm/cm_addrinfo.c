@@ -63,15 +63,19 @@ static int fill(struct rdma_addrinfo *r, const struct rdma_addrinfo *hints,
 	}
 	r->ai_dst_addr = sa_dup(ai->ai_addr, ai->ai_addrlen);
 	r->ai_dst_len = ai->ai_addrlen;
-	if (r->ai_dst_addr == NULL)
-		return ENOMEM;
-	if (hints != NULL && hints->ai_src_len != 0 && hints->ai_src_addr != NULL) {
-		r->ai_src_addr = sa_dup(hints->ai_src_addr, hints->ai_src_len);
-		r->ai_src_len = hints->ai_src_len;
-		if (r->ai_src_addr == NULL)
-			return ENOMEM;
-	}
-	return 0;
+	return r->ai_dst_addr != NULL ? 0 : ENOMEM;
+}
+
+/* A result without a source address takes the hints' (librdmacm does so whether passive or
+ * not: libfabric's verbs provider asks for a passive result with only hints, its domain's
+ * address as the source, and binds to that). */
+static int src_from_hints(struct rdma_addrinfo *r, const struct rdma_addrinfo *h)
+{
+	if (r->ai_src_len != 0 || h == NULL || h->ai_src_len == 0 || h->ai_src_addr == NULL)
+		return 0;
+	r->ai_src_addr = sa_dup(h->ai_src_addr, h->ai_src_len);
+	r->ai_src_len = h->ai_src_len;
+	return r->ai_src_addr != NULL ? 0 : ENOMEM;
 }
 
 /* Only hints: what they say, their destination included (librdmacm's ucma_copy_ai()). */
@@ -125,6 +129,8 @@ int droce_cm_getaddrinfo(const char *node, const char *service,
 			freeaddrinfo(ai);
 		}
 	}
+	if (rc == 0)
+		rc = src_from_hints(r, hints);
 	if (rc != 0) {
 		droce_cm_freeaddrinfo(r);
 		errno = rc;

@@ -8,10 +8,12 @@
  * made and its event in id->event, accept and connect that return once established (the
  * active side's REP private data readable in id->event), SEND both ways, disconnect that
  * returns with DISCONNECTED. Server and client are two threads of one process. Also: a
- * synchronous connect to a closed port fails with ECONNREFUSED, and getaddrinfo's bad input.
+ * synchronous connect to a closed port fails with ECONNREFUSED, getaddrinfo's bad input, and a
+ * passive result made from hints alone (libfabric) takes their source address.
  *
  * Usage: cm_sync_test {inline|lcore}
  */
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <pthread.h>
 
@@ -158,6 +160,37 @@ static void refused(void)
 	CHECK(droce_cm_getaddrinfo("10.99", "x", &hints, &res) != 0);
 }
 
+/* Passive, with only hints (libfabric's verbs provider): the result has the hints' source
+ * address, and an endpoint made from it binds to that address. */
+static void passive_from_hints(void)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(7473) };
+	struct rdma_addrinfo hints, *res;
+	struct droce_cm_id *id;
+
+	inet_pton(AF_INET, "10.99.0.2", &src.sin_addr);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	CHECK_EQ(droce_cm_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	CHECK(res->ai_flags & RAI_PASSIVE);
+	CHECK(res->ai_src_len == sizeof(src) && memcmp(res->ai_src_addr, &src, sizeof(src)) == 0);
+	CHECK_EQ(droce_cm_create_ep(&id, res, NULL, NULL), 0);
+	CHECK(memcmp(&id->route.addr.src_addr, &src, sizeof(src)) == 0);
+	droce_cm_destroy_ep(id);
+	droce_cm_freeaddrinfo(res);
+	/* Without a source address anywhere, the passive endpoint has nothing to bind. */
+	hints.ai_src_addr = NULL;
+	hints.ai_src_len = 0;
+	CHECK_EQ(droce_cm_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	errno = 0;
+	CHECK_EQ(droce_cm_create_ep(&id, res, NULL, NULL), -1);
+	CHECK_EQ(errno, EINVAL);
+	droce_cm_freeaddrinfo(res);
+}
+
 int main(int argc, char **argv)
 {
 	int listening = 0;
@@ -171,6 +204,7 @@ int main(int argc, char **argv)
 	client();
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	refused();
+	passive_from_hints();
 	printf("cm sync: endpoints, get_request, accept/connect/disconnect returned their events "
 	       "(%s engine)\n", argv[1]);
 	return 0;

@@ -783,11 +783,12 @@ def mode_qperf(r, args, tmp):
     return 0
 
 
-# libfabric 1.17's verbs provider: fi_info, then fi_pingpong over msg (RDMA CM) and dgram (UD)
-# endpoints. Its fi_info finds a verbs device's address by binding each address of the host's
+# libfabric 1.17's verbs provider: fi_info, then fi_pingpong over msg (RDMA CM), rdm (ofi_rxm
+# over verbs msg endpoints: it binds the address its rdma_getaddrinfo() hints name and sizes
+# its CQs from its universe size, beyond 65536 entries) and dgram (UD) endpoints. Its fi_info finds a verbs device's address by binding each address of the host's
 # interfaces (getifaddrs) but those of the loopback interface, so the server device's address
 # goes on a veth here, not on lo.
-FI_ENDPOINTS = ["msg", "dgram"]
+FI_ENDPOINTS = ["msg", "rdm", "dgram"]
 FI_LINE = re.compile(r"^1k\s+100\s+=100\s+200k\s+\S+\s+([\d.]+)\s+([\d.]+)\s", re.M)
 
 
