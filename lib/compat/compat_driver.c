@@ -10,13 +10,17 @@
  *   a busy poll moves its own frames without a second thread competing for the core.
  * - A thread about to block for a completion event (ibv_get_cq_event() on a blocking channel)
  *   first drives the engine itself while it looks for the event, for an adaptive budget
- *   (compat_engine_wait()): an event that comes within it costs no sleep and no wake-up, and,
+ *   (compat_wait_cq_event()): an event that comes within it costs no sleep and no wake-up, and,
  *   as the thread watches the channel (droce_comp_channel_watch()), no system call either.
  *   When the budget runs out it stands down and wakes the driver thread, then blocks.
  * - The driver thread covers every other time. It stands back while the thread that last
- *   polled is still running (its /proc/self/task/TID/stat state is R), within DRIVER_BACKOFF_NS
- *   of that poll; a thread blocked anywhere (ibv_get_cq_event, rdma_get_cm_event, poll() or
- *   epoll on a channel fd, a TCP socket) is not running, and the driver then drives. Idle, it
+ *   polled is still running (its /proc/self/task/TID/stat state is R, read only when that poll
+ *   is older than DRIVER_RECENT_NS: a busy poller costs the driver no read), within
+ *   DRIVER_BACKOFF_NS of that poll, looking again after DRIVER_CHECK_US doubling to
+ *   DRIVER_CHECK_MAX_US while the poller keeps driving (each look is a timer wake-up that
+ *   takes a core from a busy poller); a thread blocked anywhere (ibv_get_cq_event,
+ *   rdma_get_cm_event, poll() or epoll on a channel fd, a TCP socket) is not running, and the
+ *   driver then drives. Idle, it
  *   spins DRIVER_IDLE_SPIN iterations, then naps DRIVER_NAP_MIN_US doubling to
  *   DRIVER_NAP_MAX_US with a 1 us timer slack (the default 50 us slack would stretch each nap).
  *   Its naps are futex waits that a thread standing down cuts short.
@@ -25,7 +29,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -40,17 +43,21 @@
 #include "droce_engine.h"
 
 #define DRIVER_BACKOFF_NS 1000000	/* a poll this recent, by a running thread: stand back */
-#define DRIVER_CHECK_US 100		/* standing back: look at the poller this often */
+#define DRIVER_CHECK_US 100		/* standing back: look at the poller this often, */
+#define DRIVER_CHECK_MAX_US 800		/* doubling to this while it keeps driving */
+#define DRIVER_RECENT_NS 20000		/* a poll this recent: the poller drives, unread */
 #define DRIVER_IDLE_SPIN 1024		/* idle iterations before napping, as the engine's lcores */
 #define DRIVER_NAP_MIN_US 5
 #define DRIVER_NAP_MAX_US 100
 #define DRIVER_SLACK_NS 1000		/* PR_SET_TIMERSLACK of the driver thread */
 
-/* A waiter's own spin (per channel, adaptive): success doubles it towards the time the event
- * took, a spin that ends without the event halves it. */
+/* A waiter's own spin (per channel, adaptive): it grows to twice the time an event took,
+ * whether the spin caught the event or the waiter blocked for it, up to WAIT_SPIN_MAX_NS; a
+ * blocked wait longer than that halves it (the peer is idle, not slow). */
 #define WAIT_SPIN_MIN_NS 10000
 #define WAIT_SPIN_MAX_NS 200000
 #define WAIT_SPIN_START_NS 50000
+#define WAIT_FLAGS_EVERY 64		/* waits between two reads of the fd's flags */
 
 static struct {
 	pthread_t thread;
@@ -106,47 +113,80 @@ static void stand_down(void)
 		syscall(SYS_futex, &drv.seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-bool compat_engine_wait(struct compat_channel *ch, struct droce_cq **cq, void **cq_context)
+/*
+ * The channel fd's flags: whether a wait would block (O_NONBLOCK). An fcntl() costs a system
+ * call, about as long as a polled round trip's share of one event (1.1 us here), so the flags
+ * are read again only every WAIT_FLAGS_EVERY waits while they say blocking. An application
+ * that makes a blocking channel non-blocking later has at most that many waits spin (up to the
+ * budget) before their read returns EAGAIN: the result is the same, only later.
+ */
+static int fd_flags(struct compat_channel *ch)
 {
-	struct pollfd p = { .fd = ch->ibv.fd, .events = POLLIN };
+	int fl = __atomic_load_n(&ch->fd_flags, __ATOMIC_RELAXED);
+	unsigned int age = __atomic_add_fetch(&ch->fd_flags_age, 1, __ATOMIC_RELAXED);
+
+	if (fl < 0 || (fl & O_NONBLOCK) != 0 || age % WAIT_FLAGS_EVERY == 0) {
+		fl = fcntl(ch->ibv.fd, F_GETFL);
+		__atomic_store_n(&ch->fd_flags, fl, __ATOMIC_RELAXED);
+	}
+	return fl;
+}
+
+/* A wait took @p took ns, spinning all along (@p spun) or blocked at the end: the budget
+ * grows to cover it (twice the time, at most WAIT_SPIN_MAX_NS); a blocked wait too long for
+ * any budget halves it. */
+static void spin_learn(struct compat_channel *ch, unsigned int budget, uint64_t took, bool spun)
+{
+	uint64_t want = 2 * took;
+
+	if (spun || want <= WAIT_SPIN_MAX_NS)
+		budget = want > budget ? (unsigned int)(want < WAIT_SPIN_MAX_NS ? want :
+							WAIT_SPIN_MAX_NS) : budget;
+	else
+		budget = budget / 2 > WAIT_SPIN_MIN_NS ? budget / 2 : WAIT_SPIN_MIN_NS;
+	__atomic_store_n(&ch->spin_ns, budget, __ATOMIC_RELAXED);
+}
+
+int compat_wait_cq_event(struct compat_channel *ch, struct droce_cq **cq, void **cq_context)
+{
 	unsigned int budget;
 	uint64_t t0, spent = 0;
-	bool got = false;
-	int fl;
+	int fl, rc;
 
 	if (!__atomic_load_n(&drv.inline_engine, __ATOMIC_ACQUIRE))
-		return false;
-	fl = fcntl(p.fd, F_GETFL);
-	if (fl < 0 || (fl & O_NONBLOCK) != 0)
-		return false;	/* the read will not block (or fails): nothing to wait for */
+		return droce_get_cq_event(ch->d, cq, cq_context);
 	droce_comp_channel_watch(ch->d, 1);
-	if (poll(&p, 1, 0) > 0) {	/* signalled before the watch: the fd has it */
-		droce_comp_channel_watch(ch->d, 0);
-		return false;
-	}
+	rc = droce_comp_channel_take(ch->d, cq, cq_context);
+	if (rc != EAGAIN)
+		goto out;	/* taken, or waiting in the fd: no wait */
+	fl = fd_flags(ch);
+	if (fl < 0 || (fl & O_NONBLOCK) != 0)
+		goto out;	/* the read will not block (or fails): nothing to wait for */
 	budget = __atomic_load_n(&ch->spin_ns, __ATOMIC_RELAXED);
 	if (budget == 0)
 		budget = WAIT_SPIN_START_NS;
 	t0 = now_ns();
-	while (spent < budget) {
+	while (rc == EAGAIN && spent < budget) {
 		compat_engine_kick(ch->ibv.context);
-		got = droce_comp_channel_take(ch->d, cq, cq_context) == 0;
+		rc = droce_comp_channel_take(ch->d, cq, cq_context);
 		spent = now_ns() - t0;
-		if (got)
-			break;
 	}
 	droce_comp_channel_watch(ch->d, 0);
-	if (got) {
-		if (2 * spent > budget)
-			budget = 2 * spent < WAIT_SPIN_MAX_NS ? (unsigned int)(2 * spent) :
-				 WAIT_SPIN_MAX_NS;
-		__atomic_store_n(&ch->spin_ns, budget, __ATOMIC_RELAXED);
-		return true;
+	if (rc == 0) {
+		spin_learn(ch, budget, spent, true);
+		return 0;
 	}
-	__atomic_store_n(&ch->spin_ns, budget / 2 > WAIT_SPIN_MIN_NS ? budget / 2 : WAIT_SPIN_MIN_NS,
-			 __ATOMIC_RELAXED);
-	stand_down();
-	return false;
+	if (rc == EAGAIN) {
+		/* Blocks: the driver drives meanwhile. How long it took says what to spin next. */
+		stand_down();
+		rc = droce_get_cq_event(ch->d, cq, cq_context);
+		spin_learn(ch, budget, now_ns() - t0, false);
+		return rc;
+	}
+	return droce_get_cq_event(ch->d, cq, cq_context);	/* ENOMSG: it is in the fd */
+out:
+	droce_comp_channel_watch(ch->d, 0);
+	return rc == 0 ? 0 : droce_get_cq_event(ch->d, cq, cq_context);
 }
 
 /* @return true if thread @p tid is running or runnable (state R in its stat). */
@@ -176,10 +216,13 @@ static bool thread_running(pid_t tid)
  * poller found blocked is not looked at again until it polls again. */
 static bool app_drives(void)
 {
-	uint64_t t = __atomic_load_n(&drv.app_poll_ns, __ATOMIC_SEQ_CST);
+	uint64_t t = __atomic_load_n(&drv.app_poll_ns, __ATOMIC_SEQ_CST), age;
 
-	if (t == 0 || t == drv.blocked_poll_ns || now_ns() - t >= DRIVER_BACKOFF_NS)
+	age = now_ns() - t;
+	if (t == 0 || t == drv.blocked_poll_ns || age >= DRIVER_BACKOFF_NS)
 		return false;
+	if (age < DRIVER_RECENT_NS)
+		return true;	/* it polls as we look: no need to read its state */
 	if (thread_running(__atomic_load_n(&drv.app_poll_tid, __ATOMIC_RELAXED)))
 		return true;
 	drv.blocked_poll_ns = t;
@@ -204,16 +247,20 @@ static bool nap(unsigned int us)
 static void *driver_main(void *arg)
 {
 	struct droce_context *ctx = arg;
-	unsigned int idle = 0, nap_us = 0;
+	unsigned int idle = 0, nap_us = 0, check_us = DRIVER_CHECK_US;
 
 	prctl(PR_SET_TIMERSLACK, DRIVER_SLACK_NS, 0, 0, 0);
+	prctl(PR_SET_NAME, "droce-driver", 0, 0, 0);	/* as top -H and ps -L show it */
 	sem_post(&drv.started);
 	while (__atomic_load_n(&drv.run, __ATOMIC_ACQUIRE)) {
 		if (app_drives()) {
-			if (nap(DRIVER_CHECK_US))
+			if (nap(check_us))
 				idle = nap_us = 0;
+			else if (check_us < DRIVER_CHECK_MAX_US)
+				check_us *= 2;	/* it keeps driving: look less often */
 			continue;
 		}
+		check_us = DRIVER_CHECK_US;
 		if (droce_engine_poll(ctx) > 0) {
 			idle = nap_us = 0;
 		} else if (++idle > DRIVER_IDLE_SPIN) {

@@ -213,6 +213,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	}
 	ch->ibv.context = context;
 	ch->ibv.fd = ch->d->fd;
+	ch->fd_flags = -1;	/* not read yet */
 	compat_obj_add(context, &ch->obj, COMPAT_CHANNEL, &ch->ibv);
 	return &ch->ibv;
 }
@@ -322,7 +323,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	if (channel == NULL || cq == NULL || cq_context == NULL)
 		return compat_fail(EINVAL);
 	ch = compat_container_of(channel, struct compat_channel, ibv);
-	if (!compat_engine_wait(ch, &dcq, &ctx) && droce_get_cq_event(ch->d, &dcq, &ctx) != 0)
+	if (compat_wait_cq_event(ch, &dcq, &ctx) != 0)
 		return -1;
 	c = ctx;
 	pthread_mutex_lock(&c->ibv.mutex);

@@ -79,7 +79,9 @@ struct compat_channel {
 	struct ibv_comp_channel ibv;
 	struct droce_comp_channel *d;
 	struct compat_obj obj;
-	unsigned int spin_ns;		/**< compat_engine_wait()'s budget for this channel */
+	unsigned int spin_ns;		/**< compat_wait_cq_event()'s budget for this channel */
+	int fd_flags;			/**< fcntl(F_GETFL) of ibv.fd as last read, or -1 */
+	unsigned int fd_flags_age;	/**< waits since it was read */
 };
 
 /*
@@ -198,10 +200,10 @@ bool compat_driver_running(void);
 void compat_driver_stop(void);
 /* One engine iteration from an application thread that found its CQ empty. */
 void compat_engine_kick(struct ibv_context *context);
-/* Before a blocking ibv_get_cq_event() on @p ch: drive the engine while the event may come soon
- * (a budget kept in ch->spin_ns), watching the channel so that the event arrives in memory,
- * then leave it to the driver thread. @return true if it took the event (*cq, *cq_context). */
-bool compat_engine_wait(struct compat_channel *ch, struct droce_cq **cq, void **cq_context);
+/* ibv_get_cq_event() on @p ch: on an inline engine, drive the engine while the event may come
+ * soon (a budget kept in ch->spin_ns), watching the channel so that the event arrives in
+ * memory, then leave the engine to the driver thread and block. @return 0 or -1 (errno). */
+int compat_wait_cq_event(struct compat_channel *ch, struct droce_cq **cq, void **cq_context);
 
 /* compat_objects.c: the ibv_context_ops data path. */
 int compat_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);

@@ -492,7 +492,8 @@ int droce_comp_channel_watch(struct droce_comp_channel *channel, int on);
  * Take an event handed over in memory to a watcher (droce_comp_channel_watch()); never
  * blocks and never reads channel->fd.
  * @return 0 (*cq and *cq_context set, ack it as one from droce_get_cq_event()), EAGAIN (none
- *   in memory), EINVAL (NULL argument).
+ *   in memory, none in channel->fd), ENOMSG (none in memory, but events given before the
+ *   watch wait in channel->fd: droce_get_cq_event() reads them), EINVAL (NULL argument).
  */
 int droce_comp_channel_take(struct droce_comp_channel *channel, struct droce_cq **cq,
 			    void **cq_context);

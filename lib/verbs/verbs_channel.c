@@ -15,7 +15,9 @@
  * once, by a waiter or, when nobody watches any more, by whoever moves it to the eventfd:
  * the signaller adds a token, then looks for watchers; a watcher that stops subtracts itself,
  * then moves what is left. In the one order of these sequentially consistent operations,
- * either the signaller sees the watcher or the watcher sees the token.
+ * either the signaller sees the watcher or the watcher sees the token. ch->fd_tokens counts the
+ * tokens in the eventfd (added before the write, removed after the read), so that a watcher
+ * learns without a system call that an event waits there.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -85,8 +87,10 @@ static bool token_claim(struct verbs_channel *ch)
 /* Nobody watches: the tokens still in memory go to the eventfd. */
 static void tokens_to_fd(struct verbs_channel *ch)
 {
-	while (__atomic_load_n(&ch->watchers, __ATOMIC_SEQ_CST) == 0 && token_claim(ch))
+	while (__atomic_load_n(&ch->watchers, __ATOMIC_SEQ_CST) == 0 && token_claim(ch)) {
+		__atomic_add_fetch(&ch->fd_tokens, 1, __ATOMIC_RELEASE);
 		verbs_efd_give(ch->pub.fd);
+	}
 }
 
 void verbs_channel_signal(struct verbs_cq *cq)
@@ -155,8 +159,11 @@ int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 	}
 	ch = to_vchan(channel);
 	do {
-		if (!token_claim(ch) && verbs_efd_take(channel->fd) < 0)
-			return -1;
+		if (!token_claim(ch)) {
+			if (verbs_efd_take(channel->fd) < 0)
+				return -1;
+			__atomic_sub_fetch(&ch->fd_tokens, 1, __ATOMIC_RELEASE);
+		}
 	} while (!channel_pop(ch, cq, cq_context));
 	return 0;
 }
@@ -172,7 +179,7 @@ int droce_comp_channel_take(struct droce_comp_channel *channel, struct droce_cq 
 	while (token_claim(ch))
 		if (channel_pop(ch, cq, cq_context))
 			return 0;
-	return EAGAIN;
+	return __atomic_load_n(&ch->fd_tokens, __ATOMIC_ACQUIRE) != 0 ? ENOMSG : EAGAIN;
 }
 
 void droce_ack_cq_events(struct droce_cq *c, unsigned int nevents)

@@ -157,6 +157,7 @@ struct verbs_channel {
 	TAILQ_HEAD(, verbs_cq) pending;	/**< CQs with unread events, oldest first */
 	uint32_t watchers;		/**< threads spinning for events (droce_comp_channel_watch) */
 	uint32_t tokens;		/**< events handed over in memory, not through pub.fd */
+	uint32_t fd_tokens;		/**< events given to pub.fd and not yet read from it */
 };
 
 enum { CQ_ARM_NONE, CQ_ARM_NEXT, CQ_ARM_SOLICITED };

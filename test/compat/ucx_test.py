@@ -4,7 +4,7 @@
 """UCX (Debian's ucx-utils 1.13.1, unmodified) on droce, through droce-run -p (device presence,
 doc/compat.md), between two droce processes over memif (config/loopback-*.ini: no hugepages).
 
-usage: ucx_test.py --build DIR --config DIR MODE [--mpi-prog PROG] [--preload LIBS ...]
+usage: ucx_test.py --build DIR --config DIR MODE [--mpi-prog PROG [--mpi-iters N]] [--preload LIBS ...]
 
 modes
   perftest  ucx_info -d lists rc_verbs and ud_verbs on the server's device; ucx_perftest,
@@ -170,7 +170,7 @@ MPI_LINE = re.compile(r"^pingpong (\d+) B: (\d+) round trips, ([\d.]+) us per ro
                       r"data checked$", re.M)
 
 
-def mode_mpi(r, tmp, prog):
+def mode_mpi(r, tmp, prog, iters=MPI_ITERS):
     """Open MPI over UCX (pml ucx, UCX_TLS=rc_verbs,ud_verbs:aux,self: RC through droce, UD
     for UCX's address exchange, self within a rank; nothing else), two ranks, each a droce
     process under droce-run -p (rank 0 the memif server's, rank 1 the client's): the
@@ -183,7 +183,7 @@ def mode_mpi(r, tmp, prog):
               "-x", "UCX_TLS=rc_verbs,ud_verbs:aux,self"]
     if os.geteuid() == 0:
         mpirun.append("--allow-run-as-root")
-    args = [prog, str(MPI_ITERS)] + MPI_SIZES
+    args = [prog, str(iters)] + MPI_SIZES
     full = mpirun + ["-np", "1"] + cmd("server", args) + [":", "-np", "1"] + \
         cmd("client", args)
     env = ucx_env(lb, "rc_verbs")
@@ -198,7 +198,7 @@ def mode_mpi(r, tmp, prog):
         shutil.rmtree(lb.rundir, ignore_errors=True)
     got = {m.group(1): m for m in MPI_LINE.finditer(out)}
     if rc != 0 or sorted(got) != sorted(MPI_SIZES) or \
-            any(int(m.group(2)) != MPI_ITERS for m in got.values()) or \
+            any(int(m.group(2)) != iters for m in got.values()) or \
             not re.search(r"^allreduce: \d+ x int64 sum over 2 ranks, checked$", out, re.M):
         fail(f"mpirun -np 2 over UCX on droce: exit {rc}, want {MPI_SIZES} ping-pongs and the "
              f"allreduce checked:\n{' '.join(full)}\n{out}")
@@ -292,6 +292,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["perftest", "presence", "mpi"])
     ap.add_argument("--mpi-prog", default="")
+    ap.add_argument("--mpi-iters", type=int, default=MPI_ITERS,
+                    help="round trips per ping-pong size (app/droce-perf/events.sh: 40000)")
     ap.add_argument("--build", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--preload", default="")
@@ -310,7 +312,7 @@ def main():
         if args.mode == "mpi":
             if shutil.which("mpirun") is None:
                 fail("mpirun not installed (test/deps.sh installs openmpi-bin)")
-            return mode_mpi(r, tmp, os.path.abspath(args.mpi_prog))
+            return mode_mpi(r, tmp, os.path.abspath(args.mpi_prog), args.mpi_iters)
         return mode_presence(r, tmp)
 
 

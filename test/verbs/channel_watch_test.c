@@ -4,8 +4,8 @@
 /*
  * A watched completion channel (droce_comp_channel_watch()): events reach a watcher in memory
  * and not through the fd; droce_comp_channel_take() and droce_get_cq_event() take them; the
- * events left when the last watcher stops move to the fd; a token whose CQ was destroyed is
- * skipped. Then a race: a waiter that alternately spins (watching, for a random number of
+ * events left when the last watcher stops move to the fd, and take() then says so (ENOMSG)
+ * until they are read; a token whose CQ was destroyed is skipped. Then a race: a waiter that alternately spins (watching, for a random number of
  * takes) and blocks in droce_get_cq_event(), against a completer that completes as soon as
  * the CQ is armed: every event is got exactly once (a lost one hangs the test, a second one
  * shows as a readable fd or a token at the end). Bad input: NULL arguments, stopping a
@@ -87,9 +87,10 @@ static void test_watch_take_move(void)
 	CHECK_EQ(readable(ch->fd), 0);
 	CHECK_EQ(droce_comp_channel_watch(ch, 0), 0);
 	CHECK_EQ(readable(ch->fd), 1);
-	CHECK_EQ(droce_comp_channel_take(ch, &got, &c), EAGAIN);	/* in the fd now */
+	CHECK_EQ(droce_comp_channel_take(ch, &got, &c), ENOMSG);	/* in the fd now */
 	CHECK_EQ(droce_get_cq_event(ch, &got, &c), 0);
 	CHECK(got == b);
+	CHECK_EQ(droce_comp_channel_take(ch, &got, &c), EAGAIN);	/* read from the fd */
 	CHECK(droce_get_cq_event(ch, &got, &c) == -1 && errno == EAGAIN);
 	droce_ack_cq_events(a, 1);
 	droce_ack_cq_events(b, 1);
