@@ -9,8 +9,14 @@
 #   - fio ioengine=rdma verb=write, bs 64 KiB, iodepth 1: fio waits in ibv_get_cq_event() for
 #     every I/O; the same transfer polled is ib_write_bw -s 65536 -t 1 (one 64 KiB WRITE in
 #     flight, ibv_poll_cq; perftest has no events for WRITE);
-#   - an 8-byte RC SEND ping-pong, ibv_rc_pingpong with -e (events) and polled (qperf rc_lat
-#     does not run between two droce processes yet: see pingpong_lat below).
+#   - an 8-byte RC SEND ping-pong, ibv_rc_pingpong with -e (events) and polled;
+#   - qperf -cm1 rc_lat with events (qperf's default) and polled (-cp1), two processes over
+#     memif (config/loopback-*.ini) in a network namespace of their own (unshare -rn), the
+#     server's address on its lo for qperf's TCP control connection;
+#   - Open MPI over UCX, two ranks, 40000 round trips of the 8-byte and 64 KiB ping-pong of
+#     test/compat/mpi_pingpong.c
+#     (test/compat/ucx_test.py mpi; mpirun, ucx-utils; skipped when the build has no
+#     mpi_pingpong).
 # With -l the engines run on an EAL lcore of their own ([engine] lcores = auto, idle_sleep_us =
 # 20, as the embedded default) instead of inline.
 # Needs root for hugepages, fio, perftest, ibverbs-utils (apt-get install fio perftest).
@@ -107,11 +113,6 @@ perftest_bw() {	# $1: label, rest: extra options
 }
 
 # ---- RC SEND ping-pong latency, events and polled ----
-# qperf rc_lat is the figure asked for, but qperf 0.4.11 cannot run between two droce
-# processes yet: without -cm1 it addresses the peer by LID only, which RoCE refuses ("failed
-# to modify QP to RTR"), and with -cm1 its server opens its device only when a test begins,
-# after its client opened its own, so the vhost-user socket is never there in time. The same
-# measurement with rdma-core's ibv_rc_pingpong: 8-byte SENDs, -e (events) and polled.
 pingpong_lat() {	# $1: label, rest: extra options
 	local label=$1 port=$((20000 + RANDOM % 10000)) n=$((secs * 5000)) out
 	shift
@@ -123,9 +124,52 @@ pingpong_lat() {	# $1: label, rest: extra options
 		END { if (!ok) exit 1 }' || { echo "$out"; exit 1; }
 }
 
+# ---- qperf -cm1 rc_lat, events and polled (-cp1), over memif in a namespace of its own ----
+# qperf's server opens its device for each test, so each figure is a client run of its own
+# (loopback-client.ini waits for the server's memif socket: start_wait_ms).
+qperf_lat() {
+	local d=$tmp/qperf srv out
+	mkdir -p "$d"
+	for r in server client; do
+		sed "s|/tmp/droce-memif.sock|$d/memif.sock|" config/loopback-$r.ini > "$d/$r.ini"
+	done
+	srv=$(awk -F' *= *' '$1 == "ipv4" { print $2; exit }' "$d/server.ini")
+	out=$(unshare -rn sh -c "
+		ip link set lo up && ip addr add $srv/32 dev lo || exit 9
+		$run -c $d/server.ini qperf > $d/server.log 2>&1 &
+		s=\$!
+		for i in \$(seq 100); do
+			ss -ltn 'sport = :19765' | grep -q LISTEN && break
+			sleep 0.1
+		done
+		echo '=== events'
+		timeout -s KILL 60 $run -c $d/client.ini qperf -t $secs -cm1 $srv rc_lat
+		echo '=== polled'
+		timeout -s KILL 60 $run -c $d/client.ini qperf -t $secs -cm1 -cp1 $srv rc_lat
+		kill \$s; wait \$s" 2>&1) || true
+	echo "$out" | awk '/^=== / { mode = $2 } $1 == "latency" && $2 == "=" {
+			printf "qperf -cm1 rc_lat (%s):%*s%8.2f %s one way\n", mode, 26 - length(mode), "", $3, $4
+			n++ }
+		END { if (n != 2) exit 1 }' || { echo "events: qperf rc_lat:"; echo "$out"; exit 1; }
+}
+
+# ---- Open MPI over UCX: two ranks, each a droce process (droce-run -p) ----
+mpi_pingpong() {
+	local prog=$build/test/compat/mpi_pingpong out
+	if [ ! -x "$prog" ] || ! command -v mpirun >/dev/null; then
+		echo "MPI ping-pong: skipped ($prog or mpirun missing)"
+		return 0
+	fi
+	out=$(python3 test/compat/ucx_test.py --build "$build" --config config mpi \
+		--mpi-prog "$prog" --mpi-iters 40000 2>&1) || { echo "events: MPI ping-pong:"; echo "$out"; exit 1; }
+	echo "$out" | grep '^MPI over UCX'
+}
+
 echo "events: $(date -u +%FT%TZ), engine $([ $lcore = 1 ] && echo "on an lcore" || echo inline)," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $secs s per run"
 fio_events
 perftest_bw polled
 pingpong_lat "events, -e" -e
 pingpong_lat polled
+qperf_lat
+mpi_pingpong
