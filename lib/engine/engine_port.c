@@ -18,6 +18,7 @@
  * delivers are dropped (rx_link_down); QPs keep their state and recover, or fail, by their own
  * rules (RC retransmits on its timer; UD and UC messages sent meanwhile are lost).
  * With link_poll_ms 0 links are not followed: a port is up for as long as it is started.
+ * With start_wait_ms too (a port whose peer may come and go), a port down is started again.
  */
 #include <errno.h>
 #include <string.h>
@@ -70,7 +71,8 @@ static int configure(struct engine_shard *p, bool *extbuf)
 
 unsigned int engine_rx_link_down(struct engine_shard *edev)
 {
-	unsigned int n = env_port_discard_rx(edev->port, edev->queue) +
+	unsigned int n = (edev->primary->port_stopped ? 0 :
+			  env_port_discard_rx(edev->port, edev->queue)) +
 			 engine_handoff_discard(edev);
 
 	edev->cnt.rx_link_down += n;
@@ -116,6 +118,34 @@ static void shard_start_late(struct engine_shard *s)
 	s->started = true;	/* this lcore's own flag from here on */
 }
 
+#define START_RETRY_MS 50
+
+/*
+ * A port whose link is down, on an engine whose device opens wait for their port's peer
+ * ([engine] start_wait_ms): started again every START_RETRY_MS. net_memif as a client
+ * connects only when its port starts, so without this a client whose server went away (a
+ * qperf server closes its device after each test and opens it for the next) would never
+ * see its server again. One queue pair only: the port stops under this shard alone. The
+ * first restart comes START_RETRY_MS after the link went down, when the PMD's own teardown
+ * of the connection (in the EAL interrupt thread) is long over.
+ */
+static void port_restart(struct engine_inst *lc, struct engine_shard *edev)
+{
+	const struct droce_device_cfg *cfg;
+
+	if (engine_cfg.start_wait_ms == 0 || edev->queue != 0 || edev->n_shards != 1 ||
+	    lc->env.now < edev->restart_next)
+		return;
+	edev->restart_next = lc->env.now + lc->env.hz / 1000 * START_RETRY_MS;
+	cfg = verbs_device_cfg(edev->dev);
+	if (!edev->port_stopped)
+		env_port_stop(edev->port);
+	edev->port_stopped = env_port_start(edev->port, cfg->mac) != 0;
+	if (!edev->port_stopped)
+		ENGINE_LOG(INFO, "%s: port %u: started again, its link down", cfg->name,
+			   edev->port);
+}
+
 unsigned int engine_link_poll(struct engine_inst *lc)
 {
 	unsigned int i, changed = 0;
@@ -136,11 +166,17 @@ unsigned int engine_link_poll(struct engine_inst *lc)
 			continue;
 		}
 		up = env_port_link_up(edev->port);
+		if (!up && !edev->link_up)
+			port_restart(lc, edev);
 		if (up == edev->link_up)
 			continue;
 		edev->link_up = up;
-		if (!up)
+		if (!up) {
 			drop_tx(edev);
+			/* The PMD's interrupt thread may still be tearing the connection
+			 * down (memif_disconnect()): no restart under it. */
+			edev->restart_next = lc->env.now + lc->env.hz / 1000 * START_RETRY_MS;
+		}
 		if (edev->queue != 0)
 			continue;	/* every shard follows the link, the primary reports it */
 		ENGINE_LOG(INFO, "%s: port %u: link %s", verbs_device_cfg(edev->dev)->name,
@@ -151,7 +187,6 @@ unsigned int engine_link_poll(struct engine_inst *lc)
 	return changed;
 }
 
-#define START_RETRY_MS 50
 #define START_LINK_MS 250
 #define LINK_CHECK_MS 5
 
@@ -249,7 +284,8 @@ static void shard_stop(struct engine_shard *s)
 	s->cnt.tx_dropped += s->n_tx;
 	rte_pktmbuf_free_bulk(s->tx, s->n_tx);
 	s->n_tx = 0;
-	env_port_discard_rx(s->port, s->queue);
+	if (!s->primary->port_stopped)
+		env_port_discard_rx(s->port, s->queue);
 	engine_handoff_discard(s);
 	engine_loop_stop(s);
 }
@@ -264,8 +300,9 @@ void engine_port_stop(struct engine_shard *p)
 		shard_stop(p->shard[k]);
 	engine_mcast_stop(p);
 	engine_steer_stop(p);
-	if (env_port_stop(p->port) != 0)
+	if (!p->port_stopped && env_port_stop(p->port) != 0)
 		ENGINE_LOG(WARNING, "port %u: stop failed", p->port);
+	p->port_stopped = false;
 	for (k = 0; k < p->n_shards; k++)
 		__atomic_store_n(&p->shard[k]->started, false, __ATOMIC_RELEASE);
 }

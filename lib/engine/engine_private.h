@@ -186,6 +186,8 @@ struct engine_shard {
 	uint16_t n_shards;		/**< the device's (a copy in every shard) */
 	bool started;			/**< shard 0's: read by the others with acquire (late start) */
 	bool start_failed;		/**< engine_link_poll() could not start the port */
+	uint64_t restart_next;		/**< shard 0's: when a port down may be restarted */
+	bool port_stopped;		/**< shard 0's: a restart stopped it and could not start it */
 	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
 	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
 	bool link_up;

@@ -56,7 +56,8 @@ static const struct verbs_cfg_key keys[] = {
 	U("engine", "start_wait_ms", "0", 0, 600000,
 	  "a device open waits this long for the port's peer: a start that fails (EIO: a memif "
 	  "client with no server) or gets no link within 250 ms is tried again every 50 ms (0: fails "
-	  "at once)"),
+	  "at once); with link_poll_ms too, a port whose link goes down is started again every "
+	  "50 ms (a memif client whose server went away reconnects when it is back)"),
 	B("engine", "tx_zero_copy", "1",
 	  "send payloads of 512 bytes and more straight from registered memory on in-process "
 	  "(net_ring) ports"),
