@@ -20,10 +20,10 @@
  *   DRIVER_CHECK_MAX_US while the poller keeps driving (each look is a timer wake-up that
  *   takes a core from a busy poller); a thread blocked anywhere (ibv_get_cq_event,
  *   rdma_get_cm_event, poll() or epoll on a channel fd, a TCP socket) is not running, and the
- *   driver then drives. Idle, it
- *   spins DRIVER_IDLE_SPIN iterations, then naps DRIVER_NAP_MIN_US doubling to
- *   DRIVER_NAP_MAX_US with a 1 us timer slack (the default 50 us slack would stretch each nap).
- *   Its naps are futex waits that a thread standing down cuts short.
+ *   driver then drives. Idle, it spins DRIVER_IDLE_SPIN iterations, then naps
+ *   DRIVER_NAP_MIN_US doubling to DRIVER_NAP_MAX_US with a 1 us timer slack (the default 50 us
+ *   slack would stretch each nap). Its naps are futex waits that a thread standing down cuts
+ *   short.
  */
 #include <errno.h>
 #include <fcntl.h>
