@@ -50,6 +50,12 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PORT = 18515
 DROCE_IP = "10.47.0.100"
 BR_IP = "10.47.0.254"
+# The guest of the middleware tests (qperf, fio, libfabric, UCX, Open MPI on rxe): one image for
+# all of them (test/rig caches it by its inputs), with the memory its 125 MiB initramfs and the
+# programs need.
+MIDDLEWARE_PKGS = ("qperf fio libfabric1 libfabric-bin libucx0 ucx-utils openmpi-bin "
+                   "openmpi-common libopenmpi3 libpmix2")
+MIDDLEWARE_MEM = "1024"
 CAPTURE_MAX = 3000          # frames per run: the start of a run, bounded pcap size
 # ibv_ud_pingpong prints "PSN 0x...: GID" on its local line.
 LOCAL_RE = re.compile(r"^  local address:  LID 0x([0-9a-f]+), QPN 0x([0-9a-f]+), "
@@ -131,6 +137,14 @@ def stall_note(pcap, peer_ip, other_ip, budget_ms=500):
 
 
 # ---------------------------------------------------------------- the rig
+
+def middleware_guest(ns):
+    """Rigs made from now on boot the middleware guest in netns @ns (unless the environment
+    says otherwise: DROCE_INTEROP_NS, RIG_EXTRA_PKGS, RIG_MEM)."""
+    os.environ.setdefault("DROCE_INTEROP_NS", ns)
+    os.environ.setdefault("RIG_EXTRA_PKGS", MIDDLEWARE_PKGS)
+    os.environ.setdefault("RIG_MEM", MIDDLEWARE_MEM)
+
 
 class Rig:
     def __init__(self, rigdir, guests, mtu, ipv6=False):

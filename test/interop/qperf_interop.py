@@ -22,8 +22,8 @@ rc_rdma_read_bw, rc_compare_swap_mr. A run passes when the client exits 0 and pr
 (bw, latency or msg_rate), which is printed, qperf's server still runs, and the netns kernel
 sent no ICMP destination unreachable during it.
 
-The guest carries qperf (RIG_EXTRA_PKGS=qperf: a guest image of its own, so the other interop
-tests boot theirs unchanged), the rig runs in netns "droceqperf" and is always torn down.
+The guest is the middleware tests' (interop.MIDDLEWARE_PKGS: qperf, fio, libfabric, UCX, Open
+MPI), the rig runs in netns "droceqperf" and is always torn down.
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
 import os
@@ -33,9 +33,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-os.environ.setdefault("DROCE_INTEROP_NS", "droceqperf")
-os.environ.setdefault("RIG_EXTRA_PKGS", "qperf")
 import interop  # noqa: E402  (the rig: preflight, Rig, GuestJob, log, StepFailed)
+
+interop.middleware_guest("droceqperf")
 
 TOP = interop.TOP
 QPERF_PORT = 19765          # qperf's listen port (its default)

@@ -17,8 +17,9 @@ $RIG_CACHE/run/$RIG_NS), RIG_CACHE (default /var/tmp/droce-rig), RIG_MTU (1500),
 512), RIG_ACCEL (auto|tcg|kvm), RIG_IPV6=1 (guest N also gets fd47::N/64), RIG_HOST_NEIGH=0 (no
 static neighbour entry for the host endpoint), RIG_HOSTPORT=0 (no host endpoint), RIG_BR_IP
 (bridge address, default 10.47.0.254; empty: none), RIG_EXTRA_PKGS (Debian packages whose
-binaries the guest carries), RIG_EXTRA_MODS (kernel modules loaded at boot), RIG_EXTRA_BINS
-(host binaries copied in at their own path), RIG_KPKG (the linux-image package), RIG_BOOT_TIMEOUT
+files the guest carries: programs, libraries, plugins, data; not their documentation),
+RIG_EXTRA_MODS (kernel modules loaded at boot), RIG_EXTRA_BINS (host binaries copied in at their
+own path), RIG_KPKG (the linux-image package), RIG_BOOT_TIMEOUT
 (s, 180).
 
 Exit: 0 done, 1 failed (one line says what), 77 the rig cannot exist here (not root, no
@@ -88,6 +89,8 @@ BOOT_MODS = ["virtio_pci", "virtio_net", "crc32_generic", "ib_core", "ib_uverbs"
 AVAIL_MODS = ["ib_iser", "iscsi_tcp", "sd_mod", "nvme_rdma", "configfs"]
 BIN_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/")
 RXE_PROVIDER_DIR = "/usr/lib/x86_64-linux-gnu/libibverbs"
+SKIP_DIRS = ("/usr/share/doc/", "/usr/share/man/", "/usr/share/info/", "/usr/share/locale/",
+             "/usr/share/lintian/", "/usr/share/bug/")
 
 
 class RigError(Exception):
@@ -393,6 +396,15 @@ class Builder:
                 out.append(f)
         return out
 
+    @staticmethod
+    def package_files(pkg):
+        """Every file of @pkg a program of it may open at run time: its libraries and the
+        plugins it dlopen()s (UCX's transports, Open MPI's and PMIx's components), its data
+        (Open MPI's help texts) and /etc; not its documentation."""
+        p = _run(["dpkg", "-L", pkg], what=f"dpkg -L {pkg}")
+        return [f for f in p.stdout.splitlines()
+                if not f.startswith(SKIP_DIRS) and os.path.isfile(f)]
+
     def stage_userspace(self, st):
         copied = set()
 
@@ -417,6 +429,11 @@ class Builder:
 
         bins = [f for pkg in GUEST_PKGS + self.extra_pkgs for f in self.package_binaries(pkg)]
         bins += ["/usr/bin/dash", "/usr/bin/busybox"]
+        pkg_files = [f for pkg in self.extra_pkgs for f in self.package_files(pkg)]
+        bins += [f for f in pkg_files if f not in bins and _is_elf(f)]
+        for f in pkg_files:
+            if not _is_elf(f):
+                put(f)
         provider = [os.path.join(RXE_PROVIDER_DIR, f) for f in os.listdir(RXE_PROVIDER_DIR)
                     if f.startswith("librxe-")]
         if not provider:
