@@ -82,6 +82,8 @@ static void agent_free(struct cm_agent *a)
 
 	if (a->chan != NULL && cm_svc.epfd >= 0)
 		epoll_ctl(cm_svc.epfd, EPOLL_CTL_DEL, a->chan->fd, NULL);
+	if (a->ctx != NULL && cm_svc.epfd >= 0)
+		epoll_ctl(cm_svc.epfd, EPOLL_CTL_DEL, a->ctx->async_fd, NULL);
 	if (a->qp != NULL)
 		droce_destroy_qp(a->qp);
 	for (i = 0; i < CM_SEND_SLOTS; i++)
@@ -158,11 +160,32 @@ static int agent_setup(struct cm_agent *a)
 		a->send_free[i] = CM_RECV_SLOTS + i;
 	a->n_send_free = CM_SEND_SLOTS;
 	ev.events = EPOLLIN;
-	ev.data.ptr = a->chan;
+	a->cq_src = (struct cm_source){ .kind = CM_SRC_CQ, .agent = a };
+	ev.data.ptr = &a->cq_src;
 	if (epoll_ctl(cm_svc.epfd, EPOLL_CTL_ADD, a->chan->fd, &ev) != 0)
+		return errno;
+	/* The port's events: PORT_ACTIVE resends what was sent into a link that was down. */
+	fcntl(a->ctx->async_fd, F_SETFL, fcntl(a->ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	a->async_src = (struct cm_source){ .kind = CM_SRC_ASYNC, .agent = a };
+	ev.data.ptr = &a->async_src;
+	if (epoll_ctl(cm_svc.epfd, EPOLL_CTL_ADD, a->ctx->async_fd, &ev) != 0)
 		return errno;
 	droce_req_notify_cq(a->cq, 0);
 	return 0;
+}
+
+void cm_agent_async(struct cm_agent *a)
+{
+	struct droce_async_event ev;
+	bool up = false;
+
+	while (droce_get_async_event(a->ctx, &ev) == 0) {
+		up |= ev.event_type == IBV_EVENT_PORT_ACTIVE;
+		droce_ack_async_event(&ev);
+	}
+	if (up)
+		CM_LOG(DEBUG, "%s: port active: %u MADs sent again",
+		       droce_get_device_name(a->dev), cm_mad_resend_port_up(a));
 }
 
 struct cm_agent *cm_agent_get(struct droce_device *dev)
@@ -379,6 +402,22 @@ bool cm_mad_retry(struct cm_id *id)
 	id->agent->cnt.timeouts++;
 	id->mad_valid = false;
 	return false;
+}
+
+unsigned int cm_mad_resend_port_up(struct cm_agent *a)
+{
+	struct cm_id *id;
+	unsigned int n = 0;
+
+	TAILQ_FOREACH(id, &cm_svc.ids, next) {
+		if (id->agent != a || !id->mad_valid || id->timer != CM_T_MAD)
+			continue;
+		a->cnt.tx_port_up_resends++;
+		cm_mad_send(&id->dest, &id->mad);
+		cm_timer_arm(id, CM_T_MAD, id->timeout_ms);
+		n++;
+	}
+	return n;
 }
 
 /* ---- Receiving ---- */

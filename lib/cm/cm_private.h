@@ -58,6 +58,13 @@ struct cm_config {
 
 /* ---- Agents: the GSI QP of a device (cm_agent.c) ---- */
 
+/** What a file descriptor in the service thread's epoll set stands for (its data.ptr; NULL is
+ *  the wake-up eventfd). */
+struct cm_source {
+	enum { CM_SRC_CQ, CM_SRC_ASYNC } kind;	/**< the agent's completion channel, async fd */
+	struct cm_agent *agent;
+};
+
 struct cm_agent {
 	struct droce_device *dev;
 	struct droce_context *ctx;
@@ -75,6 +82,7 @@ struct cm_agent {
 	enum ibv_mtu mtu;		/**< the device's active MTU */
 	union ibv_gid gid[DROCE_MAX_GID];
 	struct droce_cm_counters cnt;
+	struct cm_source cq_src, async_src;	/**< its fds' epoll data */
 };
 
 /** Where a MAD goes: the peer's GID from our GID, its QP (1 but for GetResp). */
@@ -303,6 +311,12 @@ void cm_mad_send_tracked(struct cm_id *id, unsigned int ms, unsigned int retries
  *  or id->mad resent with one retry fewer); false when the retries are spent: counted as a
  *  timeout and the MAD dropped from tracking, for the caller to fail the id. */
 bool cm_mad_retry(struct cm_id *id);
+/** @p a's port came back ACTIVE: send every MAD tracked on it again now, timers restarted,
+ *  retries kept (a MAD sent while the link was down was lost: do not wait out its timeout).
+ *  @return how many were sent. */
+unsigned int cm_mad_resend_port_up(struct cm_agent *a);
+/** Read @p a's async events (non-blocking): PORT_ACTIVE resends its MADs. */
+void cm_agent_async(struct cm_agent *a);
 /** The GID index of @p gid in @p a's table, or -1. */
 int cm_agent_gid_index(const struct cm_agent *a, const union ibv_gid *gid);
 /** The agent whose device has @p gid, or NULL. */

@@ -200,13 +200,19 @@ static void drain(int fd)
 		CM_LOG(DEBUG, "wake-up read: %s", strerror(errno));
 }
 
-static void take_cq_event(struct droce_comp_channel *ch)
+static void take_event(const struct cm_source *src)
 {
 	struct droce_cq *cq;
 	void *ctx;
 
-	if (droce_get_cq_event(ch, &cq, &ctx) == 0)
-		droce_ack_cq_events(cq, 1);
+	if (src->kind == CM_SRC_CQ) {
+		if (droce_get_cq_event(src->agent->chan, &cq, &ctx) == 0)
+			droce_ack_cq_events(cq, 1);
+		return;
+	}
+	pthread_mutex_lock(&cm_svc.lock);
+	cm_agent_async(src->agent);
+	pthread_mutex_unlock(&cm_svc.lock);
 }
 
 static void *service_main(void *arg)
@@ -241,7 +247,7 @@ static void *service_main(void *arg)
 			if (ev[i].data.ptr == NULL)
 				drain(cm_svc.wakefd);
 			else
-				take_cq_event(ev[i].data.ptr);
+				take_event(ev[i].data.ptr);
 		}
 	}
 	return NULL;

@@ -306,6 +306,7 @@ void droce_cm_free_devices(struct droce_context **list);
 	X(rx_mads,           "MADs received on the GSI QP") \
 	X(tx_mads,           "MADs sent") \
 	X(tx_retries,        "MADs sent again after their response timeout") \
+	X(tx_port_up_resends, "MADs sent again at once when their port came back ACTIVE") \
 	X(tx_no_buffer,      "MADs not sent: every send buffer in use (a retry or the peer recovers)") \
 	X(timeouts,          "requests (REQ, REP, DREQ, SIDR_REQ) that ran out of retries") \
 	X(rx_bad_completion, "receive completions in error or too short for a GRH and a MAD") \
