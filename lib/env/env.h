@@ -131,7 +131,9 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
  */
 int env_port_start(uint16_t port, const uint8_t mac[6]);
 
-/** Stop @p port (its configuration stays). @return 0, or rte_eth_dev_stop()'s error. */
+/** Stop @p port (its configuration stays), in EAL's interrupt thread, where PMDs that serve
+ *  a control socket (net_memif) tear a connection down: never beside that.
+ *  @return 0, or rte_eth_dev_stop()'s error. */
 int env_port_stop(uint16_t port);
 
 /**

@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_alarm.h>
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_ring.h>
 
 #include "env.h"
@@ -175,9 +178,36 @@ int env_port_start(uint16_t port, const uint8_t mac[6])
 	return 0;
 }
 
+/* A stop made in EAL's interrupt thread (struct stop_call: on the caller's stack until done). */
+struct stop_call {
+	uint16_t port;
+	int rc;
+	int done;
+};
+
+static void stop_in_intr_thread(void *arg)
+{
+	struct stop_call *c = arg;
+
+	c->rc = rte_eth_dev_stop(c->port);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+}
+
+/* net_memif serves its control socket in EAL's interrupt thread: a peer that goes away has
+ * memif_disconnect() run there, which marks the link down first and then unmaps and frees the
+ * shared regions. A stop from another thread at that moment (the engine restarts a port whose
+ * link went down) runs memif_disconnect() beside it and frees the regions twice ("EAL: Error:
+ * Invalid memory", DPDK 22.11). Made from an alarm callback, which the interrupt thread runs
+ * between its handlers, the stop cannot overlap them. */
 int env_port_stop(uint16_t port)
 {
-	return rte_eth_dev_stop(port);
+	struct stop_call c = { .port = port };
+
+	if (rte_thread_is_intr() || rte_eal_alarm_set(1, stop_in_intr_thread, &c) != 0)
+		return rte_eth_dev_stop(port);
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(20);
+	return c.rc;
 }
 
 unsigned int env_port_discard_rx(uint16_t port, uint16_t queue)

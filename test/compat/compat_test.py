@@ -777,6 +777,13 @@ def mode_qperf(r, args, tmp):
     if "not ready port" in out:
         # DPDK's complaint when a stopped port is polled: the client's restarts must not.
         fail(f"qperf -cm1: a stopped port was polled:\n{out}")
+    with open(os.path.join(tmp, "server.log")) as f:
+        server_out = f.read()
+    for who, text in (("client", out), ("server", server_out)):
+        if "EAL: Error" in text:
+            # rte_free() of memory that is not a live allocation: net_memif's teardown run
+            # twice at once (env_port_stop())
+            fail(f"qperf -cm1: the {who} freed invalid memory:\n{text}")
     for (name, body), (extra, tests) in zip(runs, QPERF_RUNS):
         figs = {m.group(1): m for m in QPERF_FIG.finditer(body)}
         if "=== rc=0" not in body or sorted(figs) != sorted(tests):
