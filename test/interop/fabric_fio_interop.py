@@ -71,7 +71,7 @@ FIO_CASES = {       # verb: (server's extra arguments, client's extra arguments)
     "write": (["--iodepth=1"], []),
     "read": (["--iodepth=1"], []),
     "send": (["--iodepth=256", "--verify=crc32c", "--verify_fatal=1"],
-             ["--verify=crc32c", "--do_verify=0"]),
+             ["--verify=crc32c", "--do_verify=0", "--verify_state_save=0"]),
 }
 FIO_BW = r"^\s*{}: bw=(\S+ \(\S+\)),.* io=16\.0MiB "
 FIO_ERR0 = re.compile(r"^\S+: \(groupid=\d+, jobs=1\): err= 0:", re.M)
