@@ -115,11 +115,12 @@ def wait_listening(server, timeout=60):
     return False
 
 
-def droce_address_for_tcp(rig):
+def droce_address_for_tcp(rig, dev="lo"):
     """qperf's client in the guest connects its TCP control connection to the address it
     gives RDMA CM, droce's 10.47.0.100, which no kernel interface owns. Put it on the netns's
-    lo (the kernel then takes the guest's TCP frames that reach rxehost0 as its own: Linux
-    accepts a packet for any of its addresses on any interface), keep the kernel from
+    @dev, lo unless the tool needs it elsewhere (the kernel then takes the guest's TCP frames
+    that reach rxehost0 as its own: Linux accepts a packet for any of its addresses on any
+    interface), keep the kernel from
     answering ARP for it (arp_ignore 1) or sending it as an ARP sender (arp_announce 2), and
     bind UDP 4791 on it with a socket that never reads, so the kernel's copy of each RoCE frame
     to droce lands in a full receive buffer instead of drawing an ICMP port unreachable.
@@ -127,7 +128,7 @@ def droce_address_for_tcp(rig):
     ns = rig.nsexec
     for cmd in (["sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1",
                  "net.ipv4.conf.all.arp_announce=2"],
-                ["ip", "addr", "add", f"{interop.DROCE_IP}/32", "dev", "lo"]):
+                ["ip", "addr", "add", f"{interop.DROCE_IP}/32", "dev", dev]):
         p = interop.run(ns(cmd))
         if p.returncode != 0:
             raise interop.StepFailed("netns", f"{' '.join(cmd)}: {p.stderr.strip()}")
