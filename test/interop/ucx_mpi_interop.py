@@ -6,15 +6,19 @@ Linux Soft-RoCE: droce-run -p on the rig's host endpoint (10.47.0.100) against r
 of the rig (test/rig, doc/interop.md "UCX against rxe", "Open MPI over UCX against rxe").
 
 usage: ucx_mpi_interop.py --mode ucx|mpi --build DIR [--rig test/rig] --logdir DIR
-                          [--mpi-prog PATH]
+                          [--role client,server] [--mpi-prog PATH]
 
 modes
-  ucx  ucx_perftest's server in g1 on rxe0; droce-run -c CONFIG -p ucx_perftest 10.47.0.1 ...
-       in the rig's netns (its TCP out-of-band goes through the netns kernel to the guest),
-       UCX's default settings but the transport (UCX_TLS, -x): over rc_verbs tag_lat, tag_bw
-       (UCP, ud_verbs:aux for the address exchange), put_bw, get (zero copy), am_lat (UCT);
-       over ud_verbs tag_lat, tag_bw, ucp_put_bw, ucp_get (UCP) and am_lat (UCT). A run
-       passes when both sides exit 0 and the client prints its Final line, which is printed.
+  ucx  ucx_perftest with UCX's default settings but the transport (UCX_TLS, -x): over rc_verbs
+       tag_lat, tag_bw (UCP, ud_verbs:aux for the address exchange), put_bw, get (zero copy),
+       am_lat (UCT); over ud_verbs tag_lat, tag_bw, ucp_put_bw, ucp_get (UCP) and am_lat
+       (UCT). droce's roles (--role):
+         client  the server in g1 on rxe0; droce-run -c CONFIG -p ucx_perftest 10.47.0.1 ...
+                 in the rig's netns (its TCP out-of-band goes through the netns kernel)
+         server  droce-run -p ucx_perftest in the netns; the client in g1 connects to
+                 10.47.0.100, put on the netns's lo (qperf_interop.droce_address_for_tcp())
+       A run passes when both sides exit 0, the client prints its Final line (printed) and
+       the netns kernel sent no ICMP destination unreachable.
   mpi  mpirun -np 2 (Open MPI's, in the rig's netns) with --mca pml ucx,
        UCX_TLS=rc_verbs,ud_verbs,self: rank 0 on droce (droce-run -p, launched by mpirun
        itself), rank 1 on rxe in g1 (orted started by Open MPI's rsh launcher through
