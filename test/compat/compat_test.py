@@ -424,7 +424,8 @@ CM_CASES = {
 # fio connects with rnr_retry 0: a SEND that finds no receive posted ends the run
 # (RNR_RETRY_EXC_ERR) and fio then hangs. The server posts a receive for each of the 256
 # messages at the start (iodepth 256), so none can come before its receive, however the two
-# processes are scheduled.
+# processes are scheduled. The sending client keeps no verify state file (it would be left in
+# the working directory).
 FIO = ["fio", "--ioengine=rdma", "--port=21000", "--bs=64k", "--size=16m"]
 FIO_SRV = FIO + ["--name=srv", "--rw=read"]
 FIO_CLI = FIO + ["--name=cli", f"--hostname={CM_SRV}", "--rw=write", "--iodepth=1"]
@@ -432,7 +433,8 @@ FIO_END = r"^\s*WRITE: bw=.*io=16\.0MiB"
 for _v in ("write", "read"):
     CM_CASES["fio " + _v] = (FIO_SRV + ["--iodepth=1"], FIO_CLI + ["--verb=" + _v], FIO_END, 1)
 CM_CASES["fio send"] = (FIO_SRV + ["--iodepth=256", "--verify=crc32c", "--verify_fatal=1"],
-                        FIO_CLI + ["--verb=send", "--verify=crc32c", "--do_verify=0"], FIO_END,
+                        FIO_CLI + ["--verb=send", "--verify=crc32c", "--do_verify=0",
+                                   "--verify_state_save=0"], FIO_END,
                         1, r"^\s*READ: bw=.*io=16\.0MiB")
 for _t in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_send_lat"):
     CM_CASES[_t + " -R"] = ([_t, "-R", "-d", "@DEV@", "-x", "1", "-n", "100", "-F"],
