@@ -734,7 +734,9 @@ class Rig:
                         log = f.read().decode(errors="replace")
                 except OSError:
                     log = ""
-                m = re.search(r"RIG-READY \S+ .*", log)
+                # the whole line: the serial console writes it a few bytes at a time, and a
+                # read between them sees "RIG-READY g1 upt"
+                m = re.search(r"RIG-READY \S+ [^\n]*\n", log)
                 if m:
                     if "rxe0=ACTIVE" not in m.group(0):
                         raise RigError(f"g{n} came up without an ACTIVE rxe0: "
