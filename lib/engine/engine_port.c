@@ -66,6 +66,12 @@ static int configure(struct engine_shard *p, bool *extbuf)
 		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
 			   p->port, info.mtu, cfg->mtu);
 	*extbuf = port_takes_extbuf(info.driver);
+	if (rc == 0 && rte_log_can_log((uint32_t)engine_logtype, RTE_LOG_INFO)) {
+		char line[1024];
+
+		env_port_describe(p->port, line, sizeof(line));
+		ENGINE_LOG(INFO, "%s: port %u: %s", cfg->name, p->port, line);
+	}
 	return rc;
 }
 
