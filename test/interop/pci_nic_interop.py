@@ -4,8 +4,8 @@
 """droce on a PCI NIC driven by DPDK's PMD for it, inside a qemu guest of the rig (test/rig),
 against Linux Soft-RoCE in another guest: unmodified perftest and rping on both sides.
 
-usage: pci_nic_interop.py [--nic virtio|e1000e] [--only REGEX] --build DIR [--rig test/rig]
-                          --logdir DIR
+usage: pci_nic_interop.py [--nic virtio|e1000e] [--mtu 1500,9000] [--only REGEX] --build DIR
+                          [--rig test/rig] --logdir DIR
 
 The rig has two guests (netns "drocepci"). g1 is the Soft-RoCE peer (rxe0 on eth0,
 10.47.0.1). g2 carries droce's build at its own path (droce-run, its libibverbs/librdmacm,
@@ -21,8 +21,9 @@ roles (droce's)
   server  droce-run TOOL in g2; the tool on rxe0 in g1 connects to 10.47.0.2 (perftest's TCP)
           or 10.47.0.12 (rping: RDMA CM, through droce)
 
-cases, both roles each: ib_write_bw (-n 100), ib_send_lat (-n 20), both at IB MTU 1024; rping
--v -V -C 20 -S 1024 (rping checks every byte of every ping, -V). A perftest run passes when both
+cases, both roles each, at rig MTU 1500 (IB MTU 1024) and 9000 (IB MTU 4096), a rig cycle each:
+ib_write_bw (-n 100), ib_send_lat (-n 20), rping -v -V -C 20 -S <2 IB MTUs> (rping checks every
+byte of every ping, -V). A perftest run passes when both
 sides exit 0 and the client prints its result row with the iterations asked for (printed with
 its header); an rping run when both exit 0 with no "data mismatch" and each side printed its
 20 pings (-v). droce's log (its port line at INFO: PMD, device,
@@ -43,6 +44,9 @@ PCI = "0000:00:05.0"
 DROCE_IP = "10.47.0.12"
 G1_IP, G2_IP = "10.47.0.1", "10.47.0.2"
 PORT = 18517
+# e1000e negotiates its link after the port starts (0.43-0.50 s in qemu here): perftest,
+# which checks the port is ACTIVE right after opening the device, needs droce to wait for it
+LINK_WAIT_MS = 5000
 HUGEPAGES = 160             # 2 MiB each in g2
 GUEST_MEM = "1024"
 NICS = {"virtio": ("librte-net-virtio23", "net_virtio"),
@@ -50,6 +54,7 @@ NICS = {"virtio": ("librte-net-virtio23", "net_virtio"),
 PERF_ROW = re.compile(r"^\s*(#bytes.*)\n(\s*\d+\s+(\d+)\s+.*)$", re.M)
 PING_LINE = re.compile(r"ping data: rdma-ping-\d+: ", re.M)
 PINGS = 20
+LINK_LINE = re.compile(r"^.*droce engine: pci0: port \d+(?: started|: link).*$", re.M)
 PORT_LINE = re.compile(r"^.*droce engine: pci0: port \d+: driver .*$", re.M)
 
 CONFIG = """[eal]
@@ -59,6 +64,7 @@ args = --no-shconf -m 256 -a {pci} --iova-mode=pa --log-level=lib.eal:error \
 [engine]
 lcores =
 mbufs = 8191
+link_wait_ms = {link_wait}
 
 [device pci0]
 devargs = {pci}
@@ -69,32 +75,37 @@ mtu = {mtu}
 
 
 class Case:
-    def __init__(self, tool, iters=0, extra=()):
-        self.tool, self.iters, self.extra = tool, iters, list(extra)
+    def __init__(self, tool, iters, rig_mtu):
+        self.tool, self.iters = tool, iters
+        self.ib_mtu = 4096 if rig_mtu >= 9000 else 1024
         self.perf = tool.startswith("ib_")
-        self.name = f"{tool}{' -n %d' % iters if iters else ''} mtu1024" if self.perf \
-            else f"{tool} -v -V -C {PINGS} -S 1024"
+        self.name = f"{tool} -n {iters} -m {self.ib_mtu}" if self.perf \
+            else f"{tool} -v -V -C {PINGS} -S {self.ping_size()} (rig MTU {rig_mtu})"
+
+    def ping_size(self):
+        """rping's buffer: two packets of the path MTU (its READ and WRITE segment)."""
+        return 2 * self.ib_mtu
 
     def args(self, side, role, server_ip=None):
         """The tool's arguments on @side (droce|rxe) when droce is @role."""
         if self.perf:
             dev = "pci0" if side == "droce" else "rxe0"
-            a = [self.tool, "-d", dev, "-x", "1", "-m", "1024", "-n", str(self.iters), "-F",
-                 "-p", str(PORT)] + self.extra
+            a = [self.tool, "-d", dev, "-x", "1", "-m", str(self.ib_mtu), "-n", str(self.iters),
+                 "-F", "-p", str(PORT)]
             return a + ([server_ip] if server_ip else [])
         # rping: the server binds droce's or g1's RDMA address; the client connects to it
         if server_ip is None:
             addr = DROCE_IP if side == "droce" else G1_IP
-            return ["rping", "-s", "-v", "-V", "-C", str(PINGS), "-S", "1024", "-a", addr,
-                    "-p", str(PORT)]
-        return ["rping", "-c", "-v", "-V", "-C", str(PINGS), "-S", "1024", "-a", server_ip,
-                "-p", str(PORT)]
+            return ["rping", "-s", "-v", "-V", "-C", str(PINGS), "-S", str(self.ping_size()),
+                    "-a", addr, "-p", str(PORT)]
+        return ["rping", "-c", "-v", "-V", "-C", str(PINGS), "-S", str(self.ping_size()),
+                "-a", server_ip, "-p", str(PORT)]
 
     def timeout(self):
         return 120
 
 
-CASES = [Case("ib_write_bw", 100), Case("ib_send_lat", 20), Case("rping")]
+CASES = [("ib_write_bw", 100), ("ib_send_lat", 20), ("rping", 0)]
 
 
 def droce_files(build):
@@ -108,8 +119,8 @@ def setup_g2(rig, nic, mtu, logdir):
     """Bind the NIC to uio_pci_generic, reserve hugepages, write droce's configuration.
     @return the configuration's path in g2. StepFailed on any error."""
     mac = interop.rig_lib().dpdk_nic_mac(2)
-    cfg = CONFIG.format(pci=PCI, mac=mac, ip=DROCE_IP, mtu=mtu)
-    with open(os.path.join(logdir, "droce-pci.ini"), "w") as f:
+    cfg = CONFIG.format(pci=PCI, mac=mac, ip=DROCE_IP, mtu=mtu, link_wait=LINK_WAIT_MS)
+    with open(os.path.join(logdir, f"droce-pci-{mtu}.ini"), "w") as f:
         f.write(cfg)
     script = f"""set -e
 D=/sys/bus/pci/devices/{PCI}
@@ -200,9 +211,53 @@ def run_case(rig, case, role, runner, config, logdir):
         rig.gx(srv_n, f"killall {case.tool} 2>/dev/null; true")
 
 
+def run_cycle(args, mtu, runner, pmd, logdir):
+    """One rig at @mtu: up, every case in both roles, down (always). @return (passed, failed)."""
+    rig = interop.Rig(os.path.abspath(args.rig), 2, mtu)
+    passed = failed = 0
+    port_line = None
+    try:
+        rig.up()
+        config = setup_g2(rig, args.nic, mtu, logdir)
+        for case in (Case(t, n, mtu) for t, n in CASES):
+            if args.only and not re.search(args.only, case.name):
+                continue
+            for role in ("client", "server"):
+                name = f"{case.name} droce={role} ({args.nic})"
+                t1 = time.time()
+                err, out = run_case(rig, case, role, runner, config, logdir)
+                dt = time.time() - t1
+                m = PORT_LINE.search(out)
+                if err is None and m is None:
+                    err = "droce logged no port line (PMD and offloads)"
+                elif err is None and pmd not in m.group(0):
+                    err = f"the port is not {pmd}'s: {m.group(0)}"
+                if m and port_line is None:
+                    port_line = m.group(0).strip()
+                    interop.log(f"pci: {port_line}")
+                    for line in LINK_LINE.findall(out):
+                        interop.log(f"pci: {line.strip()}")
+                if err is None:
+                    passed += 1
+                    fig = PERF_ROW.search(out) if case.perf else None
+                    interop.log(f"[PASS] {name} ({dt:.1f} s)" + (
+                        f": {' '.join(fig.group(1).split())}: {' '.join(fig.group(2).split())}"
+                        if fig else f": {PINGS} pings verified on both sides"))
+                else:
+                    failed += 1
+                    interop.log(f"[FAIL] {name} ({dt:.1f} s): {err}")
+    except interop.StepFailed as e:
+        interop.log(f"[FAIL] rig MTU {mtu}: {e}")
+        failed += 1
+    finally:
+        rig.down()
+    return passed, failed
+
+
 def main():
     ap = interop.harness_parser()
     ap.add_argument("--nic", default="virtio", choices=sorted(NICS))
+    ap.add_argument("--mtu", default="1500,9000", help="rig MTUs, one rig cycle each")
     ap.add_argument("--only", default=None)
     args = ap.parse_args()
     build = os.path.abspath(args.build)
@@ -221,43 +276,10 @@ def main():
     logdir = interop.harness_start(args, f"pci-{args.nic}")
     if logdir is None:
         return 1
-    mtu = 1500
-    rig = interop.Rig(os.path.abspath(args.rig), 2, mtu)
     t0, passed, failed = time.time(), 0, 0
-    port_line = None
-    try:
-        rig.up()
-        config = setup_g2(rig, args.nic, mtu, logdir)
-        for case in CASES:
-            if args.only and not re.search(args.only, case.name):
-                continue
-            for role in ("client", "server"):
-                name = f"{case.name} droce={role} ({args.nic})"
-                t1 = time.time()
-                err, out = run_case(rig, case, role, runner, config, logdir)
-                dt = time.time() - t1
-                m = PORT_LINE.search(out)
-                if err is None and m is None:
-                    err = "droce logged no port line (PMD and offloads)"
-                elif err is None and pmd not in m.group(0):
-                    err = f"the port is not {pmd}'s: {m.group(0)}"
-                if m and port_line is None:
-                    port_line = m.group(0).strip()
-                    interop.log(f"pci: {port_line}")
-                if err is None:
-                    passed += 1
-                    fig = PERF_ROW.search(out) if case.perf else None
-                    interop.log(f"[PASS] {name} ({dt:.1f} s)" + (
-                        f": {' '.join(fig.group(1).split())}: {' '.join(fig.group(2).split())}"
-                        if fig else f": {PINGS} pings verified on both sides"))
-                else:
-                    failed += 1
-                    interop.log(f"[FAIL] {name} ({dt:.1f} s): {err}")
-    except interop.StepFailed as e:
-        interop.log(f"[FAIL] {e}")
-        failed += 1
-    finally:
-        rig.down()
+    for mtu in [int(m) for m in args.mtu.split(",")]:
+        p, f = run_cycle(args, mtu, runner, pmd, logdir)
+        passed, failed = passed + p, failed + f
     return interop.harness_end(f"PCI NIC ({args.nic}) interop", t0, passed, failed, logdir)
 
 
