@@ -21,6 +21,7 @@
  * With start_wait_ms too (a port whose peer may come and go), a port down is started again.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -66,6 +67,12 @@ static int configure(struct engine_shard *p, bool *extbuf)
 		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
 			   p->port, info.mtu, cfg->mtu);
 	*extbuf = port_takes_extbuf(info.driver);
+	if (rc == 0 && rte_log_can_log((uint32_t)engine_logtype, RTE_LOG_INFO)) {
+		char line[1024];
+
+		env_port_describe(p->port, line, sizeof(line));
+		ENGINE_LOG(INFO, "%s: port %u: %s", cfg->name, p->port, line);
+	}
 	return rc;
 }
 
@@ -205,6 +212,26 @@ static int port_link_wait(uint16_t port, const struct droce_device_cfg *cfg, uns
 	return -EIO;
 }
 
+/* The port of @p cfg started as its device opened: wait up to [engine] link_wait_ms for its
+ * link, the port left started either way (a NIC negotiating its link; a restart would begin
+ * the negotiation again). */
+static void port_link_settle(uint16_t port, const struct droce_device_cfg *cfg)
+{
+	uint64_t t0 = rte_get_timer_cycles();
+	unsigned int waited;
+
+	for (waited = 0; waited < engine_cfg.link_wait_ms; waited += LINK_CHECK_MS) {
+		if (env_port_link_up(port)) {
+			ENGINE_LOG(INFO, "%s: port %u: link up after %" PRIu64 " ms", cfg->name,
+				   port, (rte_get_timer_cycles() - t0) * 1000 / rte_get_timer_hz());
+			return;
+		}
+		rte_delay_us_sleep(LINK_CHECK_MS * 1000);
+	}
+	ENGINE_LOG(NOTICE, "%s: port %u: no link within link_wait_ms = %u: the port is DOWN",
+		   cfg->name, port, engine_cfg.link_wait_ms);
+}
+
 /* Start @p port for device @p cfg. When the device opens (@p wait) and [engine]
  * start_wait_ms is set, the start waits that long for the port's peer, so either process of
  * a pair may start first: a start that fails for want of it (-EIO: net_memif as a client with
@@ -221,7 +248,9 @@ static int port_start(uint16_t port, const struct droce_device_cfg *cfg, bool wa
 	for (;;) {
 		rc = env_port_start(port, cfg->mac);
 		if (rc == 0 && budget != 0)
-			rc = port_link_wait(port, cfg, START_LINK_MS);
+			rc = port_link_wait(port, cfg, RTE_MAX((unsigned int)START_LINK_MS, engine_cfg.link_wait_ms));
+		else if (rc == 0 && wait && engine_cfg.link_wait_ms != 0)
+			port_link_settle(port, cfg);
 		if (rc != -EIO || rte_get_timer_cycles() >= end)
 			return rc;
 		if (!said)

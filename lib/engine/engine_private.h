@@ -61,6 +61,7 @@ struct engine_config {
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
 	unsigned int link_poll_ms;	/**< link poll interval; 0: links not followed */
 	unsigned int start_wait_ms;	/**< a port start whose peer is absent is retried this long */
+	unsigned int link_wait_ms;	/**< a device open waits this long for its port's link */
 	unsigned int pdump;		/**< 1: rte_pdump_init() (dpdk-dumpcap can attach) */
 	unsigned int fault_drop;	/**< fault injection (engine_fault.c), per mille of frames */
 	unsigned int fault_dup;

@@ -123,6 +123,13 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 		       struct env_port_info *info);
 
 /**
+ * One line describing the configured @p port into @p buf (@p len bytes, truncated as
+ * snprintf): its PMD and device name, its queue maximums, the RX and TX offloads it reports
+ * (DPDK's names), those configured, and the RSS hash types it offers.
+ */
+void env_port_describe(uint16_t port, char *buf, size_t len);
+
+/**
  * Start the configured @p port (with the asynchronous signals blocked: a PMD's threads,
  * vhost's, are droce's) to receive frames to @p mac, its solicited-node groups and every
  * multicast group: the port's MAC becomes @p mac, or the port goes promiscuous where it cannot

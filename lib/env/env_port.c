@@ -6,6 +6,7 @@
  * started when the engine starts serving it, stopped when it stops; their link (env.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -152,6 +153,61 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 						    NULL);
 	}
 	return rc;
+}
+
+/* Append the names of the offload bits in @p bits to @p buf at @p *at. */
+static void put_offloads(char *buf, size_t len, size_t *at, uint64_t bits, bool rx)
+{
+	unsigned int b;
+	bool first = true;
+
+	if (bits == 0 && *at < len)
+		*at += (size_t)snprintf(buf + *at, len - *at, "none");
+	for (b = 0; b < 64; b++) {
+		if (!(bits & (UINT64_C(1) << b)) || *at >= len)
+			continue;
+		*at += (size_t)snprintf(buf + *at, len - *at, "%s%s", first ? "" : ",",
+					rx ? rte_eth_dev_rx_offload_name(UINT64_C(1) << b)
+					   : rte_eth_dev_tx_offload_name(UINT64_C(1) << b));
+		first = false;
+	}
+}
+
+void env_port_describe(uint16_t port, char *buf, size_t len)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	size_t at = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	if (rte_eth_dev_info_get(port, &info) != 0) {
+		snprintf(buf, len, "no device information");
+		return;
+	}
+	if (rte_eth_dev_get_name_by_port(port, name) != 0)
+		snprintf(name, sizeof(name), "?");
+	if (rte_eth_dev_conf_get(port, &conf) != 0)
+		memset(&conf, 0, sizeof(conf));
+	at += (size_t)snprintf(buf, len, "driver %s, device %s, queues at most %u RX %u TX; "
+			       "RX offloads ", info.driver_name, name,
+			       info.max_rx_queues, info.max_tx_queues);
+	put_offloads(buf, len, &at, info.rx_offload_capa, true);
+	if (at < len)
+		at += (size_t)snprintf(buf + at, len - at, "; TX offloads ");
+	put_offloads(buf, len, &at, info.tx_offload_capa, false);
+	if (at < len)
+		at += (size_t)snprintf(buf + at, len - at, "; RSS hash types 0x%" PRIx64
+				       "; in use: RX ", info.flow_type_rss_offloads);
+	put_offloads(buf, len, &at, conf.rxmode.offloads, true);
+	if (at < len)
+		at += (size_t)snprintf(buf + at, len - at, ", TX ");
+	put_offloads(buf, len, &at, conf.txmode.offloads, false);
+	if (at < len)
+		snprintf(buf + at, len - at, ", RSS %s",
+			 conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? "on" : "off");
 }
 
 int env_port_start(uint16_t port, const uint8_t mac[6])

@@ -58,6 +58,10 @@ static const struct verbs_cfg_key keys[] = {
 	  "client with no server) or gets no link within 250 ms is tried again every 50 ms (0: fails "
 	  "at once); with link_poll_ms too, a port whose link goes down is started again every "
 	  "50 ms (a memif client whose server went away reconnects when it is back)"),
+	U("engine", "link_wait_ms", "0", 0, 60000,
+	  "a device open waits up to this long for its port's link after starting it, the port "
+	  "left as it is (a PCI NIC negotiating its link: the port is ACTIVE when the program "
+	  "queries it); 0: no wait, the port is DOWN until its link comes"),
 	B("engine", "tx_zero_copy", "1",
 	  "send payloads of 512 bytes and more straight from registered memory on in-process "
 	  "(net_ring) ports"),

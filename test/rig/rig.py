@@ -19,8 +19,10 @@ static neighbour entry for the host endpoint), RIG_HOSTPORT=0 (no host endpoint)
 (bridge address, default 10.47.0.254; empty: none), RIG_EXTRA_PKGS (Debian packages whose
 files the guest carries: programs, libraries, plugins, data; not their documentation),
 RIG_EXTRA_MODS (kernel modules loaded at boot), RIG_EXTRA_BINS (host binaries copied in at their
-own path), RIG_KPKG (the linux-image package), RIG_BOOT_TIMEOUT
-(s, 180).
+own path), RIG_DPDK_NIC (N:virtio or N:e1000e, comma separated: guest N gets a second NIC on
+the bridge at PCI 0000:00:05.0, for a DPDK PMD), RIG_CPU (qemu's -cpu; default: max for a
+guest with a DPDK NIC, else qemu's own), RIG_KPKG (the linux-image package),
+RIG_BOOT_TIMEOUT (s, 180).
 
 Exit: 0 done, 1 failed (one line says what), 77 the rig cannot exist here (not root, no
 /dev/net/tun, no network namespaces).
@@ -77,6 +79,32 @@ def guest_mac(n):
 
 def guest_tap(n):
     return f"rxetap{n}"
+
+
+# A second NIC for a DPDK PMD in guest N (RIG_DPDK_NIC): qemu's model, on the bridge through
+# its own tap, at a fixed PCI address; the guest kernel has no driver for e1000e, and
+# virtio-pci takes the virtio one until the user unbinds it.
+DPDK_NIC_MODELS = {"virtio": "virtio-net-pci", "e1000e": "e1000e"}
+DPDK_NIC_PCI = "0000:00:05.0"
+DPDK_NIC_QUEUES = 2             # virtio-net: queue pairs (tap multi_queue, mq=on)
+
+
+def dpdk_nic_mac(n):
+    return f"52:54:00:47:01:{n:02x}"
+
+
+def dpdk_nic_tap(n):
+    return f"rxedpdk{n}"
+
+
+def _parse_dpdk_nic(v):
+    out = {}
+    for item in _split(v):
+        n, _, model = item.partition(":")
+        if not n.isdigit() or model not in DPDK_NIC_MODELS:
+            raise RigError(f"RIG_DPDK_NIC: {item}: N:virtio or N:e1000e")
+        out[int(n)] = model
+    return out
 
 
 # What the guest carries. Packages: every binary they install; the host gets them first.
@@ -497,7 +525,8 @@ class Rig:
 
     def __init__(self, guests=2, ns=None, run=None, cache=None, mtu=None, mem=None, accel=None,
                  ipv6=None, host_neigh=None, hostport=None, br_ip=None, extra_pkgs=None,
-                 extra_mods=None, extra_bins=None, kpkg=None, boot_timeout=None, log=None):
+                 extra_mods=None, extra_bins=None, kpkg=None, boot_timeout=None, log=None,
+                 dpdk_nic=None):
         e = os.environ
         if not 1 <= int(guests) <= 9:
             raise RigError(f"guests: {guests}: 1 to 9")
@@ -512,6 +541,9 @@ class Rig:
         self.host_neigh = _env_bool("RIG_HOST_NEIGH", True) if host_neigh is None else host_neigh
         self.hostport = _env_bool("RIG_HOSTPORT", True) if hostport is None else hostport
         self.br_ip = (e.get("RIG_BR_IP", BR_IP) if br_ip is None else br_ip)
+        self.dpdk_nic = (_parse_dpdk_nic(e.get("RIG_DPDK_NIC")) if dpdk_nic is None
+                         else dict(dpdk_nic))
+        self.cpu = e.get("RIG_CPU") or None
         self.boot_timeout = float(boot_timeout or e.get("RIG_BOOT_TIMEOUT") or 180)
         self.log = log or (lambda m: print("rig: " + m, file=sys.stderr, flush=True))
         self.builder = Builder(
@@ -673,6 +705,15 @@ class Rig:
                 raise RigError(f"cannot make tap {guest_tap(n)}: {p.stderr.strip()}")
             made(guest_tap(n))
             self._ip("link", "set", guest_tap(n), "mtu", str(self.mtu), "master", BRIDGE, "up")
+            if n in self.dpdk_nic:
+                tap = dpdk_nic_tap(n)
+                mq = ["multi_queue"] if self.dpdk_nic[n] == "virtio" else []
+                p = _run(["ip", "-n", self.ns, "tuntap", "add", "dev", tap, "mode", "tap"] + mq,
+                         check=False)
+                if p.returncode != 0:
+                    raise RigError(f"cannot make tap {tap}: {p.stderr.strip()}")
+                made(tap)
+                self._ip("link", "set", tap, "mtu", str(self.mtu), "master", BRIDGE, "up")
         if self.hostport:
             self._ip("link", "add", HOST_IF, "type", "veth", "peer", "name", HOST_BRPORT)
             made(HOST_IF)
@@ -694,7 +735,8 @@ class Rig:
 
     def _boot(self, state, n, gdir, qemu, accel):
         cmd = self.nsexec([
-            qemu, "-accel", accel, "-m", str(self.mem), "-smp", "1", "-nodefaults",
+            qemu, "-accel", accel] + self._cpu_args(n) + [
+            "-m", str(self.mem), "-smp", "1", "-nodefaults",
             "-no-user-config", "-display", "none", "-no-reboot",
             "-kernel", os.path.join(gdir, "vmlinux"),
             "-initrd", os.path.join(gdir, "initramfs.cpio"), "-append", self.cmdline(n),
@@ -704,7 +746,8 @@ class Rig:
             "-chardev", f"socket,id=ctl,path={self.path(n, 'ctl')},server=on,wait=off",
             "-serial", "chardev:ctl",
             "-netdev", f"tap,id=net0,ifname={guest_tap(n)},script=no,downscript=no",
-            "-device", f"virtio-net-pci,netdev=net0,mac={guest_mac(n)},romfile=",
+            "-device", f"virtio-net-pci,netdev=net0,mac={guest_mac(n)},romfile="]
+            + self._dpdk_nic_args(n) + [
             "-daemonize", "-pidfile", self.path(n, "pid")])
         state.setdefault("boot", {})[str(n)] = time.time()
         p = _run(cmd, check=False, timeout=60)
@@ -714,6 +757,26 @@ class Rig:
         with open(self.path(n, "pid")) as f:
             state["pids"][str(n)] = int(f.read().strip())
         self._save(state)
+
+    def _dpdk_nic_args(self, n):
+        model = self.dpdk_nic.get(n)
+        if model is None:
+            return []
+        slot = int(DPDK_NIC_PCI.split(":")[2].split(".")[0], 16)
+        dev = (f"{DPDK_NIC_MODELS[model]},netdev=net1,mac={dpdk_nic_mac(n)},romfile=,"
+               f"addr={slot:#x}")
+        net = f"tap,id=net1,ifname={dpdk_nic_tap(n)},script=no,downscript=no"
+        if model == "virtio":
+            net += f",queues={DPDK_NIC_QUEUES}"
+            dev += f",mq=on,vectors={2 * DPDK_NIC_QUEUES + 2}"
+        return ["-netdev", net, "-device", dev]
+
+    def _cpu_args(self, n):
+        """qemu's CPU model for guest @n: RIG_CPU, else for a guest with a DPDK NIC "max" (Debian's
+        DPDK and what builds against it take SSE4.2, -march=corei7, which TCG's default qemu64
+        lacks: "Illegal instruction"), else qemu's default."""
+        cpu = self.cpu or ("max" if n in self.dpdk_nic else None)
+        return ["-cpu", cpu] if cpu else []
 
     def console_tail(self, n, lines=12):
         try:
