@@ -248,7 +248,8 @@ static int port_start(uint16_t port, const struct droce_device_cfg *cfg, bool wa
 	for (;;) {
 		rc = env_port_start(port, cfg->mac);
 		if (rc == 0 && budget != 0)
-			rc = port_link_wait(port, cfg, RTE_MAX((unsigned int)START_LINK_MS, engine_cfg.link_wait_ms));
+			rc = port_link_wait(port, cfg, RTE_MAX((unsigned int)START_LINK_MS,
+							      engine_cfg.link_wait_ms));
 		else if (rc == 0 && wait && engine_cfg.link_wait_ms != 0)
 			port_link_settle(port, cfg);
 		if (rc != -EIO || rte_get_timer_cycles() >= end)
