@@ -357,6 +357,8 @@ uint16_t cm_id_ps(const struct cm_id *id);
 /** Address resolution step (timer): poll the neighbour, deliver ADDR_RESOLVED/ERROR. */
 void cm_resolve_poll(struct cm_id *id);
 /** Build the path record of @p id (its route) from its addresses and agent. */
+/** The service level of a RoCE path at type of service @p tos (Linux's mapping). */
+uint8_t cm_tos_to_sl(uint8_t tos);
 void cm_path_fill(struct cm_id *id);
 
 /* cm_conn.c (cm_svc.lock held) */

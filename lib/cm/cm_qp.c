@@ -56,6 +56,7 @@ void cm_ah_from_path(const struct cm_id *id, struct ibv_ah_attr *ah)
 	ah->grh.hop_limit = id->path.hop_limit;
 	ah->grh.traffic_class = id->path.traffic_class;
 	ah->grh.flow_label = ntohl(id->path.flow_label);
+	ah->sl = id->path.sl;
 }
 
 int cm_qp_attr(struct cm_id *id, enum ibv_qp_state state, struct ibv_qp_attr *a, int *mask)

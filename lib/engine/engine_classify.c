@@ -18,7 +18,9 @@
 
 #include "engine_private.h"
 
-enum frame_class { FC_OTHER, FC_ARP, FC_ICMP6, FC_ROCE };
+/* FC_VLAN_*: not of the device's VLAN (engine_shard.vlan_on): dropped by that reason. */
+enum frame_class { FC_OTHER, FC_ARP, FC_ICMP6, FC_ROCE, FC_VLAN_OTHER, FC_VLAN_TAGGED,
+		   FC_VLAN_UNTAGGED };
 
 /* Bytes of @p m's first segment from @p off on, or 0. */
 static uint32_t seg_room(const struct rte_mbuf *m, uint32_t off)
@@ -26,12 +28,13 @@ static uint32_t seg_room(const struct rte_mbuf *m, uint32_t off)
 	return off < m->data_len ? m->data_len - off : 0;
 }
 
-/* Ethertype and L3 offset, skipping one 802.1Q tag. */
-static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off)
+/* Ethertype and L3 offset, skipping one 802.1Q tag; its TCI in @p tci (-1: untagged). */
+static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off, int32_t *tci)
 {
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	uint16_t type;
 
+	*tci = -1;
 	if (m->data_len < RTE_ETHER_HDR_LEN)
 		return 0;
 	type = rte_be_to_cpu_16(eh->ether_type);
@@ -42,9 +45,26 @@ static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off)
 		if (m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 			return 0;
 		type = rte_be_to_cpu_16(vh->eth_proto);
+		*tci = rte_be_to_cpu_16(vh->vlan_tci);
 		*l3_off += RTE_VLAN_HLEN;
 	}
 	return type;
+}
+
+/*
+ * Whether a frame with tag @p tci (-1: none) belongs to @p edev's VLAN: FC_OTHER if it does,
+ * else the reason it does not. A priority tag (VLAN id 0, 802.1Q 9.6) is no VLAN: a device
+ * without a VLAN takes it, as Linux's does, and a priority-tagged device takes untagged frames.
+ */
+static enum frame_class vlan_check(const struct engine_shard *edev, int32_t tci)
+{
+	uint16_t vid = (uint16_t)(tci & RTE_VLAN_ID_MASK);
+
+	if (!edev->vlan_on)
+		return tci < 0 || vid == 0 ? FC_OTHER : FC_VLAN_TAGGED;
+	if (tci < 0)
+		return edev->vlan_id == 0 ? FC_OTHER : FC_VLAN_UNTAGGED;
+	return vid == edev->vlan_id ? FC_OTHER : FC_VLAN_OTHER;
 }
 
 static bool udp_is_roce(const struct rte_mbuf *m, uint32_t l4_off)
@@ -93,10 +113,13 @@ static enum frame_class classify_ipv6(const struct rte_mbuf *m, struct frame_at 
 	return udp_is_roce(m, at->l4) ? FC_ROCE : FC_OTHER;
 }
 
-static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
-						     struct frame_at *at)
+static __rte_always_inline enum frame_class classify(const struct engine_shard *edev,
+						     const struct rte_mbuf *m, struct frame_at *at)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	enum frame_class vc;
+	int32_t tci;
+	uint16_t type;
 
 	/* Most frames first, in four loads: untagged IPv4 without options, UDP to 4791. The
 	 * parser checks the rest. */
@@ -111,10 +134,15 @@ static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
 		    uh->dst_port == RTE_BE16(DROCE_ROCEV2_PORT)) {
 			at->l3 = RTE_ETHER_HDR_LEN;
 			at->l4 = RTE_ETHER_HDR_LEN + sizeof(*ip);
-			return FC_ROCE;
+			/* untagged: not for a device on a VLAN (vlan_check()) */
+			return unlikely(edev->vlan_on && edev->vlan_id != 0) ? FC_VLAN_UNTAGGED :
+			       FC_ROCE;
 		}
 	}
-	switch (l2_type(m, &at->l3)) {
+	type = l2_type(m, &at->l3, &tci);
+	if (unlikely(tci >= 0 || edev->vlan_on) && (vc = vlan_check(edev, tci)) != FC_OTHER)
+		return vc;
+	switch (type) {
 	case RTE_ETHER_TYPE_ARP:
 		return FC_ARP;
 	case RTE_ETHER_TYPE_IPV4:
@@ -157,7 +185,7 @@ static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engin
 					    struct engine_rx_vec *v)
 {
 	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
-	enum frame_class fc = classify(m, &at);
+	enum frame_class fc = classify(edev, m, &at);
 	unsigned int owner = rx_owner(edev, m, fc, &at, routed);
 
 	if (unlikely(owner != edev->queue)) {
@@ -178,7 +206,22 @@ static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engin
 			break;
 		}
 		/* not neighbour discovery: */
-		/* fall through */
+		edev->cnt.rx_not_roce++;
+		engine_drop(edev, ECNT_rx_not_roce, m);
+		break;
+	case FC_VLAN_OTHER:
+		edev->cnt.rx_vlan_other++;
+		engine_drop(edev, ECNT_rx_vlan_other, m);
+		break;
+	case FC_VLAN_TAGGED:
+		edev->cnt.rx_vlan_tagged++;
+		engine_drop(edev, ECNT_rx_vlan_tagged, m);
+		break;
+	case FC_VLAN_UNTAGGED:
+		edev->cnt.rx_vlan_untagged++;
+		engine_drop(edev, ECNT_rx_vlan_untagged, m);
+		break;
+	case FC_OTHER:
 	default:
 		edev->cnt.rx_not_roce++;
 		engine_drop(edev, ECNT_rx_not_roce, m);

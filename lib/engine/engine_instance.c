@@ -295,6 +295,8 @@ static struct engine_shard *edev_get(struct droce_device *dev)
 		return NULL;
 	edev->dev = dev;
 	edev->primary = edev;
+	edev->vlan_on = verbs_device_cfg(dev)->vlan_on;
+	edev->vlan_id = verbs_device_cfg(dev)->vlan_id;
 	edev->neigh = engine_neigh_create(edev);
 	if (edev->neigh == NULL) {
 		rte_free(edev);

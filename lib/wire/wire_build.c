@@ -130,7 +130,7 @@ static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flo
 	struct droce_bth *bth;
 	rte_be16_t type;
 	uint32_t fb;
-	uint8_t *p;
+	uint8_t *p, *l3;
 
 	if (info->mask == 0 || (payload_len != 0 && !(info->mask & DROCE_M_PAYLOAD)) ||
 	    l4_len + (f->ipv6 ? 0 : sizeof(struct rte_ipv4_hdr)) > UINT16_MAX)
@@ -140,14 +140,21 @@ static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flo
 
 	memcpy(buf, &f->dst_mac, RTE_ETHER_ADDR_LEN);
 	memcpy(buf + RTE_ETHER_ADDR_LEN, &f->src_mac, RTE_ETHER_ADDR_LEN);
+	l3 = buf + RTE_ETHER_HDR_LEN;
+	if (unlikely(f->vlan)) {	/* 802.1Q: TPID, TCI, then the IP ethertype */
+		uint32_t tag = rte_cpu_to_be_32((uint32_t)RTE_ETHER_TYPE_VLAN << 16 | f->vlan_tci);
+
+		memcpy(l3 - 2, &tag, sizeof(tag));
+		l3 += RTE_VLAN_HLEN;
+	}
 	if (likely(!f->ipv6)) {
 		type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-		p = put_ipv4(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
+		p = put_ipv4(l3, f, l4_len, ttl);
 	} else {
 		type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
-		p = put_ipv6(buf + RTE_ETHER_HDR_LEN, f, l4_len, ttl);
+		p = put_ipv6(l3, f, l4_len, ttl);
 	}
-	memcpy(buf + 2 * RTE_ETHER_ADDR_LEN, &type, sizeof(type));
+	memcpy(l3 - 2, &type, sizeof(type));
 
 	udp = (struct rte_udp_hdr *)p;
 	udp->src_port = rte_cpu_to_be_16(f->sport);
@@ -174,7 +181,7 @@ int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
 int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
 		const struct droce_hdr_fields *h, const void *payload, uint32_t payload_len)
 {
-	uint32_t pad = droce_pad_len(payload_len), l3 = RTE_ETHER_HDR_LEN, total;
+	uint32_t pad = droce_pad_len(payload_len), l3 = droce_flow_l2_len(f), total;
 	uint8_t *d = buf;
 	int hlen;
 
@@ -196,6 +203,7 @@ int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
 {
 	uint32_t payload_len = rte_pktmbuf_pkt_len(m);
 	uint32_t pad = droce_pad_len(payload_len);
+	uint32_t l2 = droce_flow_l2_len(f);
 	uint32_t hroom = droce_flow_l2l4_len(f) + droce_opcode_info(h->opcode)->length;
 	struct rte_mbuf *last = m->nb_segs == 1 ? m : rte_pktmbuf_lastseg(m);
 	uint8_t *tail;
@@ -214,10 +222,10 @@ int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
 	m->pkt_len += hlen + pad + DROCE_ICRC_LEN;
 	for (uint32_t i = 0; i < pad; i++)
 		tail[i] = 0;
+	/* The ICRC starts at the IP header: neither the MACs nor an 802.1Q tag are covered. */
 	droce_put_le32(tail + pad, m->nb_segs == 1 ?
-		       wire_icrc_contig(rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN),
-					 m->data_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN) :
-		       droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN,
-				       m->pkt_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN));
+		       wire_icrc_contig(rte_pktmbuf_mtod_offset(m, uint8_t *, l2),
+					 m->data_len - l2 - DROCE_ICRC_LEN) :
+		       droce_icrc_mbuf(m, l2, m->pkt_len - l2 - DROCE_ICRC_LEN));
 	return 0;
 }
