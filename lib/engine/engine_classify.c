@@ -122,7 +122,7 @@ static __rte_always_inline enum frame_class classify(const struct engine_shard *
 	uint16_t type;
 
 	/* Most frames first, in four loads: untagged IPv4 without options, UDP to 4791. The
-	 * parser checks the rest. */
+	 * parser checks the rest; a device on a VLAN drops them (rx_classify()). */
 	if (likely(m->data_len >= RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) +
 		   sizeof(struct rte_udp_hdr))) {
 		const struct rte_ether_hdr *eh = (const void *)d;
@@ -134,9 +134,7 @@ static __rte_always_inline enum frame_class classify(const struct engine_shard *
 		    uh->dst_port == RTE_BE16(DROCE_ROCEV2_PORT)) {
 			at->l3 = RTE_ETHER_HDR_LEN;
 			at->l4 = RTE_ETHER_HDR_LEN + sizeof(*ip);
-			/* untagged: not for a device on a VLAN (vlan_check()) */
-			return unlikely(edev->vlan_on && edev->vlan_id != 0) ? FC_VLAN_UNTAGGED :
-			       FC_ROCE;
+			return FC_ROCE;
 		}
 	}
 	type = l2_type(m, &at->l3, &tci);
@@ -160,11 +158,17 @@ static __rte_always_inline enum frame_class classify(const struct engine_shard *
  * already (@p routed) stays.
  */
 static inline unsigned int rx_owner(const struct engine_shard *edev, const struct rte_mbuf *m,
-				    enum frame_class fc, const struct frame_at *at, bool routed)
+				    enum frame_class *fc, const struct frame_at *at, bool routed)
 {
-	if (likely(edev->n_shards <= 1) || routed)
+	if (likely(edev->rx_direct) || routed)
 		return edev->queue;
-	switch (fc) {
+	/* An untagged RoCE frame on a device on a VLAN (the fast path of classify() takes it,
+	 * the general one drops it: vlan_check()). Handed frames were checked by their shard. */
+	if (edev->drop_untagged && *fc == FC_ROCE && at->l3 == RTE_ETHER_HDR_LEN)
+		*fc = FC_VLAN_UNTAGGED;
+	if (edev->n_shards <= 1)
+		return edev->queue;
+	switch (*fc) {
 	case FC_ROCE:
 		return engine_shard_route(edev, m, at->l3, at->l4, at->v6);
 	case FC_ARP:
@@ -186,7 +190,7 @@ static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engin
 {
 	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
 	enum frame_class fc = classify(edev, m, &at);
-	unsigned int owner = rx_owner(edev, m, fc, &at, routed);
+	unsigned int owner = rx_owner(edev, m, &fc, &at, routed);
 
 	if (unlikely(owner != edev->queue)) {
 		engine_handoff(edev, owner, m);

@@ -197,6 +197,10 @@ struct engine_shard {
 	 *  on a device without one (engine_classify.c); the rest are dropped by reason. */
 	bool vlan_on;
 	uint16_t vlan_id;
+	bool drop_untagged;		/**< vlan_on with a VLAN id not 0: no untagged frame */
+	/** One shard and not drop_untagged: a frame stays with this shard as classify() names it
+	 *  (engine_classify.c, rx_classify()); else the owner and the untagged check are looked at. */
+	bool rx_direct;
 	/** Shard 0's: the port's steering rules (engine_steer.c) and what steers its frames:
 	 *  "rules", "handoff: <the port's refusal>", "one queue". */
 	uint16_t n_steer;
