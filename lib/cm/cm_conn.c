@@ -490,6 +490,7 @@ void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droc
 	id->dest = *from;
 	memcpy(id->dest.dgid.raw, r->primary.local_gid, 16);	/* Linux answers the REQ's GID */
 	id->dest.traffic_class = r->primary.traffic_class;
+	id->dest.sl = r->primary.sl;
 	id->dest.flow_label = r->primary.flow_label;
 	id->dest.qpn = DROCE_GSI_QPN;
 	id->path.dgid = id->dest.dgid;

@@ -91,6 +91,7 @@ struct cm_dest {
 	union ibv_gid dgid;
 	uint8_t sgid_index;
 	uint8_t traffic_class;
+	uint8_t sl;		/**< the path's: the MADs' 802.1Q priority ([device] pcp = sl) */
 	uint32_t flow_label;
 	uint32_t qpn;
 };

@@ -43,6 +43,7 @@ void cm_dest_from_path(struct cm_id *id)
 	id->dest.dgid = id->path.dgid;
 	id->dest.sgid_index = id->sgid_index;
 	id->dest.traffic_class = id->path.traffic_class;
+	id->dest.sl = id->path.sl;
 	id->dest.flow_label = ntohl(id->path.flow_label);
 	id->dest.qpn = DROCE_GSI_QPN;
 }
