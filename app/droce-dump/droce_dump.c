@@ -147,21 +147,26 @@ static enum droce_parse_err peek(struct dump_frame *f)
 		return DROCE_PARSE_TRUNCATED;
 	f->src = d + 6;
 	f->dst = d;
+	f->tos = -1;
 	type = get16(d + 12);
 	if (type == RTE_ETHER_TYPE_VLAN) {
 		off += sizeof(struct rte_vlan_hdr);
 		if (f->caplen < off)
 			return DROCE_PARSE_TRUNCATED;
+		f->tagged = 1;
+		f->tci = get16(d + off - 4);
 		type = get16(d + off - 2);
 	}
 	if (type == RTE_ETHER_TYPE_IPV4 && f->caplen >= off + sizeof(struct rte_ipv4_hdr)) {
 		f->family = AF_INET;
+		f->tos = d[off + 1];
 		f->src = d + off + 12;
 		f->dst = d + off + 16;
 		proto = d[off + 9];
 		l4 = off + (d[off] & 0xf) * 4u;
 	} else if (type == RTE_ETHER_TYPE_IPV6 && f->caplen >= off + sizeof(struct rte_ipv6_hdr)) {
 		f->family = AF_INET6;
+		f->tos = (int)((get16(d + off) >> 4) & 0xff);
 		f->src = d + off + 8;
 		f->dst = d + off + 24;
 		proto = d[off + 6];

@@ -23,6 +23,9 @@ struct dump_frame {
 	int family;                  /**< AF_INET, AF_INET6, or 0: @src/@dst are MAC addresses */
 	const uint8_t *src;          /**< source address in @data, NULL if not captured */
 	const uint8_t *dst;
+	int tagged;                  /**< an 802.1Q tag after the MACs: @tci */
+	uint16_t tci;                /**< its PCP (3 bits), DEI and VLAN id */
+	int tos;                     /**< IPv4 TOS / IPv6 traffic class, -1 if not IP */
 	struct droce_pkt pkt;        /**< see dump_frame_parsed() */
 	int gsi;                     /**< a UD SEND to QP 1 whose headers parsed: a MAD */
 	enum droce_mad_err mad_err;  /**< @gsi: what droce_mad_parse() made of its payload */

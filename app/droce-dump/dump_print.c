@@ -249,6 +249,11 @@ static void print_addrs(FILE *o, const struct dump_frame *f)
 		rte_ether_format_addr(d, sizeof(d), (const struct rte_ether_addr *)f->dst);
 	}
 	fprintf(o, " %s -> %s", s, d);
+	/* 802.1Q tag, and the DSCP (the TOS / traffic class without its ECN bits) when not 0 */
+	if (f->tagged)
+		fprintf(o, " vlan %u pcp %u", f->tci & RTE_VLAN_ID_MASK, f->tci >> 13);
+	if (f->tos > 0 && (f->tos >> 2) != 0)
+		fprintf(o, " dscp %d", f->tos >> 2);
 }
 
 static const char *const nak_names[] = {

@@ -336,6 +336,7 @@ static int send_raw(const struct cm_dest *d, const uint8_t mad[DROCE_MAD_LEN], u
 	ah.grh.hop_limit = 64;
 	ah.grh.traffic_class = d->traffic_class;
 	ah.grh.flow_label = d->flow_label;
+	ah.sl = d->sl;
 	a->send_ah[slot - CM_RECV_SLOTS] = droce_create_ah(a->pd, &ah);
 	if (a->send_ah[slot - CM_RECV_SLOTS] == NULL) {
 		rc = -errno;

@@ -256,6 +256,7 @@ static void req_fill(struct cm_id *id, uint32_t qpn, const struct rdma_conn_para
 	r->primary.flow_label = ntohl(path->flow_label);
 	r->primary.traffic_class = path->traffic_class;
 	r->primary.hop_limit = path->hop_limit;
+	r->primary.sl = path->sl & 0xf;
 	r->primary.local_ack_timeout = cm_ack_timeout(CM_TARGET_ACK_DELAY, path->packet_life_time);
 	cma_hdr_put(id, r->private_data);
 	if (p != NULL && p->private_data_len != 0)
@@ -489,6 +490,7 @@ void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droc
 	id->dest = *from;
 	memcpy(id->dest.dgid.raw, r->primary.local_gid, 16);	/* Linux answers the REQ's GID */
 	id->dest.traffic_class = r->primary.traffic_class;
+	id->dest.sl = r->primary.sl;
 	id->dest.flow_label = r->primary.flow_label;
 	id->dest.qpn = DROCE_GSI_QPN;
 	id->path.dgid = id->dest.dgid;
@@ -496,6 +498,7 @@ void cm_rx_req(struct cm_agent *a, const struct cm_dest *from, const struct droc
 	id->path.flow_label = htonl(r->primary.flow_label);
 	id->path.hop_limit = 64;
 	id->path.traffic_class = r->primary.traffic_class;
+	id->path.sl = r->primary.sl;	/* the active side's, as Linux's passive side takes it */
 	id->path.reversible = 1;
 	id->path.numb_path = 1;
 	id->path.pkey = htons(0xffff);

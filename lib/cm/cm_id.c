@@ -720,6 +720,20 @@ int droce_cm_resolve_addr(struct droce_cm_id *pub, struct sockaddr *src_addr,
 	return id->chan->priv ? cm_sync_wait(id) : 0;
 }
 
+/*
+ * The service level for type of service @p tos, as Linux's RDMA CM gives a RoCE path
+ * (iboe_tos_to_sl()): the socket priority the kernel gives that TOS (rt_tos2priority(), from
+ * the RFC 1349 TOS bits: 0 best effort, 2 bulk, 4 interactive bulk, 6 interactive) through the
+ * netdev's priority-to-PCP map, here the identity (a VLAN's egress-qos-map "N:N"). With
+ * [device] pcp = sl it is the 802.1Q priority of the connection's frames.
+ */
+uint8_t cm_tos_to_sl(uint8_t tos)
+{
+	static const uint8_t prio[16] = { 0, 1, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4 };
+
+	return prio[(tos & 0x1e) >> 1];
+}
+
 void cm_path_fill(struct cm_id *id)
 {
 	struct ibv_sa_path_rec *p = &id->path;
@@ -733,6 +747,7 @@ void cm_path_fill(struct cm_id *id)
 	p->flow_label = htonl(((uint32_t)sp * 31 + dp) & 0xfffff);
 	p->hop_limit = 64;
 	p->traffic_class = id->tos;
+	p->sl = cm_tos_to_sl(id->tos);
 	p->reversible = 1;
 	p->numb_path = 1;
 	p->pkey = htons(0xffff);

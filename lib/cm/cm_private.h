@@ -91,6 +91,7 @@ struct cm_dest {
 	union ibv_gid dgid;
 	uint8_t sgid_index;
 	uint8_t traffic_class;
+	uint8_t sl;		/**< the path's: the MADs' 802.1Q priority ([device] pcp = sl) */
 	uint32_t flow_label;
 	uint32_t qpn;
 };
@@ -357,6 +358,8 @@ uint16_t cm_id_ps(const struct cm_id *id);
 /** Address resolution step (timer): poll the neighbour, deliver ADDR_RESOLVED/ERROR. */
 void cm_resolve_poll(struct cm_id *id);
 /** Build the path record of @p id (its route) from its addresses and agent. */
+/** The service level of a RoCE path at type of service @p tos (Linux's mapping). */
+uint8_t cm_tos_to_sl(uint8_t tos);
 void cm_path_fill(struct cm_id *id);
 
 /* cm_conn.c (cm_svc.lock held) */

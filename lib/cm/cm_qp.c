@@ -43,6 +43,7 @@ void cm_dest_from_path(struct cm_id *id)
 	id->dest.dgid = id->path.dgid;
 	id->dest.sgid_index = id->sgid_index;
 	id->dest.traffic_class = id->path.traffic_class;
+	id->dest.sl = id->path.sl;
 	id->dest.flow_label = ntohl(id->path.flow_label);
 	id->dest.qpn = DROCE_GSI_QPN;
 }
@@ -56,6 +57,7 @@ void cm_ah_from_path(const struct cm_id *id, struct ibv_ah_attr *ah)
 	ah->grh.hop_limit = id->path.hop_limit;
 	ah->grh.traffic_class = id->path.traffic_class;
 	ah->grh.flow_label = ntohl(id->path.flow_label);
+	ah->sl = id->path.sl;
 }
 
 int cm_qp_attr(struct cm_id *id, enum ibv_qp_state state, struct ibv_qp_attr *a, int *mask)

@@ -209,8 +209,9 @@ int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_
  * The MAC of the path @p attr describes, from the device's neighbour table, or by ARP / neighbour
  * solicitation from the engine (as the transport resolves a QP's path), waiting as libibverbs
  * does (its netlink query blocks): until an answer, or until the engine gives the resolution
- * up (neigh_retries x neigh_retry_ms). droce has no VLANs: *vid is 0xffff, the "no VLAN"
- * value (callers take a vid above 0xfff as none).
+ * up (neigh_retries x neigh_retry_ms). *vid is 0xffff, the "no VLAN" value (callers take a
+ * vid above 0xfff as none): a device on a VLAN ([device] vlan) tags its frames itself, nothing
+ * the caller builds carries the tag.
  * @return 0, or -EINVAL (NULL argument, no GRH, an sgid index the port lacks), -EHOSTUNREACH
  *   (no answer), -ENODEV (the device has no engine), as libibverbs; errno the same, positive.
  */

@@ -21,6 +21,7 @@
 /* As configured (units of the keys); the per-device params are made from it. */
 static struct {
 	unsigned int enable, np, rp, ecn;
+	int cnp_dscp, cnp_pcp;		/* -1: not configured (the QP's) */
 	char off_devices[256];
 	unsigned int cnp_interval_us, rate_reduce_period_us, alpha_g_shift, alpha_init;
 	unsigned int alpha_period_us, time_reset_us, byte_reset, stages;
@@ -52,8 +53,13 @@ int engine_cc_config_load(void)
 	TAKE(ai_rate_mbps) TAKE(hai_rate_mbps) TAKE(burst)
 #undef TAKE
 	parse_ecn(verbs_cfg_key_find("dcqcn", "ecn")->def);
+	cc.cnp_dscp = cc.cnp_pcp = -1;
 	for (i = 0; i < n; i++) {
-		if (strcmp(kv[i].key, "ecn") == 0)
+		if (strcmp(kv[i].key, "cnp_dscp") == 0)
+			cc.cnp_dscp = kv[i].value[0] != '\0' ? (int)strtoul(kv[i].value, NULL, 0) : -1;
+		else if (strcmp(kv[i].key, "cnp_pcp") == 0)
+			cc.cnp_pcp = kv[i].value[0] != '\0' ? (int)strtoul(kv[i].value, NULL, 0) : -1;
+		else if (strcmp(kv[i].key, "ecn") == 0)
 			parse_ecn(kv[i].value);
 		else if (strcmp(kv[i].key, "off_devices") == 0)
 			snprintf(cc.off_devices, sizeof(cc.off_devices), "%s", kv[i].value);
@@ -109,6 +115,8 @@ void engine_cc_setup(struct engine_shard *edev)
 	p->np = cc.np;
 	p->rp = cc.rp;
 	p->ecn = (uint8_t)cc.ecn;
+	p->cnp_dscp = (int8_t)cc.cnp_dscp;
+	p->cnp_pcp = (int8_t)cc.cnp_pcp;
 	p->alpha_g_shift = cc.alpha_g_shift;
 	p->alpha_init = cc.alpha_init << (DCQCN_ALPHA_SHIFT - 10);
 	p->stages = cc.stages;

@@ -18,7 +18,9 @@
 
 #include "engine_private.h"
 
-enum frame_class { FC_OTHER, FC_ARP, FC_ICMP6, FC_ROCE };
+/* FC_VLAN_*: not of the device's VLAN (engine_shard.vlan_on): dropped by that reason. */
+enum frame_class { FC_OTHER, FC_ARP, FC_ICMP6, FC_ROCE, FC_VLAN_OTHER, FC_VLAN_TAGGED,
+		   FC_VLAN_UNTAGGED };
 
 /* Bytes of @p m's first segment from @p off on, or 0. */
 static uint32_t seg_room(const struct rte_mbuf *m, uint32_t off)
@@ -26,12 +28,13 @@ static uint32_t seg_room(const struct rte_mbuf *m, uint32_t off)
 	return off < m->data_len ? m->data_len - off : 0;
 }
 
-/* Ethertype and L3 offset, skipping one 802.1Q tag. */
-static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off)
+/* Ethertype and L3 offset, skipping one 802.1Q tag; its TCI in @p tci (-1: untagged). */
+static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off, int32_t *tci)
 {
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	uint16_t type;
 
+	*tci = -1;
 	if (m->data_len < RTE_ETHER_HDR_LEN)
 		return 0;
 	type = rte_be_to_cpu_16(eh->ether_type);
@@ -42,9 +45,26 @@ static uint16_t l2_type(const struct rte_mbuf *m, uint32_t *l3_off)
 		if (m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 			return 0;
 		type = rte_be_to_cpu_16(vh->eth_proto);
+		*tci = rte_be_to_cpu_16(vh->vlan_tci);
 		*l3_off += RTE_VLAN_HLEN;
 	}
 	return type;
+}
+
+/*
+ * Whether a frame with tag @p tci (-1: none) belongs to @p edev's VLAN: FC_OTHER if it does,
+ * else the reason it does not. A priority tag (VLAN id 0, 802.1Q 9.6) is no VLAN: a device
+ * without a VLAN takes it, as Linux's does, and a priority-tagged device takes untagged frames.
+ */
+static enum frame_class vlan_check(const struct engine_shard *edev, int32_t tci)
+{
+	uint16_t vid = (uint16_t)(tci & RTE_VLAN_ID_MASK);
+
+	if (!edev->vlan_on)
+		return tci < 0 || vid == 0 ? FC_OTHER : FC_VLAN_TAGGED;
+	if (tci < 0)
+		return edev->vlan_id == 0 ? FC_OTHER : FC_VLAN_UNTAGGED;
+	return vid == edev->vlan_id ? FC_OTHER : FC_VLAN_OTHER;
 }
 
 static bool udp_is_roce(const struct rte_mbuf *m, uint32_t l4_off)
@@ -93,13 +113,16 @@ static enum frame_class classify_ipv6(const struct rte_mbuf *m, struct frame_at 
 	return udp_is_roce(m, at->l4) ? FC_ROCE : FC_OTHER;
 }
 
-static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
-						     struct frame_at *at)
+static __rte_always_inline enum frame_class classify(const struct engine_shard *edev,
+						     const struct rte_mbuf *m, struct frame_at *at)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	enum frame_class vc;
+	int32_t tci;
+	uint16_t type;
 
 	/* Most frames first, in four loads: untagged IPv4 without options, UDP to 4791. The
-	 * parser checks the rest. */
+	 * parser checks the rest; a device on a VLAN drops them (rx_classify()). */
 	if (likely(m->data_len >= RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) +
 		   sizeof(struct rte_udp_hdr))) {
 		const struct rte_ether_hdr *eh = (const void *)d;
@@ -114,7 +137,10 @@ static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
 			return FC_ROCE;
 		}
 	}
-	switch (l2_type(m, &at->l3)) {
+	type = l2_type(m, &at->l3, &tci);
+	if (unlikely(tci >= 0 || edev->vlan_on) && (vc = vlan_check(edev, tci)) != FC_OTHER)
+		return vc;
+	switch (type) {
 	case RTE_ETHER_TYPE_ARP:
 		return FC_ARP;
 	case RTE_ETHER_TYPE_IPV4:
@@ -132,11 +158,17 @@ static __rte_always_inline enum frame_class classify(const struct rte_mbuf *m,
  * already (@p routed) stays.
  */
 static inline unsigned int rx_owner(const struct engine_shard *edev, const struct rte_mbuf *m,
-				    enum frame_class fc, const struct frame_at *at, bool routed)
+				    enum frame_class *fc, const struct frame_at *at, bool routed)
 {
-	if (likely(edev->n_shards <= 1) || routed)
+	if (likely(edev->rx_direct) || routed)
 		return edev->queue;
-	switch (fc) {
+	/* An untagged RoCE frame on a device on a VLAN (the fast path of classify() takes it,
+	 * the general one drops it: vlan_check()). Handed frames were checked by their shard. */
+	if (edev->drop_untagged && *fc == FC_ROCE && at->l3 == RTE_ETHER_HDR_LEN)
+		*fc = FC_VLAN_UNTAGGED;
+	if (edev->n_shards <= 1)
+		return edev->queue;
+	switch (*fc) {
 	case FC_ROCE:
 		return engine_shard_route(edev, m, at->l3, at->l4, at->v6);
 	case FC_ARP:
@@ -157,8 +189,8 @@ static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engin
 					    struct engine_rx_vec *v)
 {
 	struct frame_at at = { .l3 = 0, .l4 = 0, .v6 = false };
-	enum frame_class fc = classify(m, &at);
-	unsigned int owner = rx_owner(edev, m, fc, &at, routed);
+	enum frame_class fc = classify(edev, m, &at);
+	unsigned int owner = rx_owner(edev, m, &fc, &at, routed);
 
 	if (unlikely(owner != edev->queue)) {
 		engine_handoff(edev, owner, m);
@@ -178,7 +210,22 @@ static __rte_always_inline void rx_classify(struct engine_inst *lc, struct engin
 			break;
 		}
 		/* not neighbour discovery: */
-		/* fall through */
+		edev->cnt.rx_not_roce++;
+		engine_drop(edev, ECNT_rx_not_roce, m);
+		break;
+	case FC_VLAN_OTHER:
+		edev->cnt.rx_vlan_other++;
+		engine_drop(edev, ECNT_rx_vlan_other, m);
+		break;
+	case FC_VLAN_TAGGED:
+		edev->cnt.rx_vlan_tagged++;
+		engine_drop(edev, ECNT_rx_vlan_tagged, m);
+		break;
+	case FC_VLAN_UNTAGGED:
+		edev->cnt.rx_vlan_untagged++;
+		engine_drop(edev, ECNT_rx_vlan_untagged, m);
+		break;
+	case FC_OTHER:
 	default:
 		edev->cnt.rx_not_roce++;
 		engine_drop(edev, ECNT_rx_not_roce, m);

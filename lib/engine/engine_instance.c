@@ -295,6 +295,9 @@ static struct engine_shard *edev_get(struct droce_device *dev)
 		return NULL;
 	edev->dev = dev;
 	edev->primary = edev;
+	edev->vlan_on = verbs_device_cfg(dev)->vlan_on;
+	edev->vlan_id = verbs_device_cfg(dev)->vlan_id;
+	edev->drop_untagged = edev->vlan_on && edev->vlan_id != 0;
 	edev->neigh = engine_neigh_create(edev);
 	if (edev->neigh == NULL) {
 		rte_free(edev);
@@ -385,6 +388,7 @@ static int open_locked(struct droce_device *dev)
 	if (engine_shards_make(edev, n) != 0)
 		return -ENOMEM;
 	edev->n_shards = (uint16_t)n;
+	edev->rx_direct = n <= 1 && !edev->drop_untagged;
 	least_loaded(lcs, n);
 	memset(edev->by_lc, 0, sizeof(edev->by_lc));
 	for (k = 0; k < n; k++) {

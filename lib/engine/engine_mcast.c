@@ -202,27 +202,31 @@ void engine_mcast_rx(struct engine_inst *lc, struct engine_shard *edev, struct r
 
 /* ---- Loopback of what the device sends ---- */
 
-/* Group and DETH source QPN of a UD frame built by the transport (no VLAN tag, headers in
- * the first segment). @return false when it is not one. */
+/* Group and DETH source QPN of a UD frame built by the transport (an 802.1Q tag or none,
+ * headers in the first segment). @return false when it is not one. */
 static bool sent_group(const struct rte_mbuf *m, uint8_t gid[16], uint32_t *sqpn)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t l4, need;
+	uint32_t l3 = RTE_ETHER_HDR_LEN, l4, need;
 	uint16_t type;
 
-	if (m->data_len < RTE_ETHER_HDR_LEN + 20)
+	if (m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + 20)
 		return false;
 	type = (uint16_t)(f[12] << 8 | f[13]);
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		type = (uint16_t)(f[16] << 8 | f[17]);
+		l3 += RTE_VLAN_HLEN;
+	}
 	if (type == RTE_ETHER_TYPE_IPV4) {
-		l4 = RTE_ETHER_HDR_LEN + (f[RTE_ETHER_HDR_LEN] & 0xfu) * 4u;
+		l4 = l3 + (f[l3] & 0xfu) * 4u;
 		memset(gid, 0, 10);
 		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, f + RTE_ETHER_HDR_LEN + 16, 4);
+		memcpy(gid + 12, f + l3 + 16, 4);
 	} else if (type == RTE_ETHER_TYPE_IPV6) {
-		l4 = RTE_ETHER_HDR_LEN + 40;
+		l4 = l3 + 40;
 		if (m->data_len < l4)
 			return false;
-		memcpy(gid, f + RTE_ETHER_HDR_LEN + 24, 16);
+		memcpy(gid, f + l3 + 24, 16);
 	} else {
 		return false;
 	}

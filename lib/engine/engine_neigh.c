@@ -153,15 +153,22 @@ void engine_neigh_free(struct neigh_table *nt)
 
 /* ---- Building frames ---- */
 
-/* An mbuf holding a zeroed frame of @p len bytes (padded to the Ethernet minimum). */
+/* An mbuf holding a zeroed frame with @p l3_len bytes after the Ethernet header (padded to
+ * the Ethernet minimum), tagged on a device with a VLAN (at PCP 0 unless [device] pcp says
+ * one); the L3 header's offset in @p l3. */
 static struct rte_mbuf *frame_alloc(struct engine_inst *lc, struct engine_shard *edev,
-				    uint32_t len, const struct rte_ether_addr *dst,
-				    uint16_t type)
+				    uint32_t l3_len, const struct rte_ether_addr *dst,
+				    uint16_t type, uint32_t *l3)
 {
+	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	struct rte_mbuf *m = rte_pktmbuf_alloc(lc->pool);
 	struct rte_ether_hdr *eh;
-	uint32_t flen = RTE_MAX(len, (uint32_t)RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);
+	struct rte_vlan_hdr *vh;
+	uint32_t len, flen;
 
+	*l3 = RTE_ETHER_HDR_LEN + (edev->vlan_on ? RTE_VLAN_HLEN : 0);
+	len = *l3 + l3_len;
+	flen = RTE_MAX(len, (uint32_t)RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);
 	if (m == NULL || rte_pktmbuf_append(m, (uint16_t)flen) == NULL) {
 		rte_pktmbuf_free(m);
 		edev->cnt.alloc_failed++;
@@ -171,7 +178,15 @@ static struct rte_mbuf *frame_alloc(struct engine_inst *lc, struct engine_shard 
 	memset(eh, 0, flen);
 	rte_ether_addr_copy(dst, &eh->dst_addr);
 	rte_ether_addr_copy(&edev->mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(type);
+	if (edev->vlan_on) {
+		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+		vh = (struct rte_vlan_hdr *)(eh + 1);
+		vh->vlan_tci = rte_cpu_to_be_16((uint16_t)((cfg->pcp_fixed ? cfg->pcp : 0) << 13 |
+							   edev->vlan_id));
+		vh->eth_proto = rte_cpu_to_be_16(type);
+	} else {
+		eh->ether_type = rte_cpu_to_be_16(type);
+	}
 	return m;
 }
 
@@ -182,11 +197,12 @@ static void send_arp(struct engine_inst *lc, struct engine_shard *edev, uint16_t
 	const struct droce_device_cfg *cfg = verbs_device_cfg(edev->dev);
 	struct rte_arp_hdr *ah;
 	struct rte_mbuf *m;
+	uint32_t l3;
 
-	m = frame_alloc(lc, edev, RTE_ETHER_HDR_LEN + sizeof(*ah), dst, RTE_ETHER_TYPE_ARP);
+	m = frame_alloc(lc, edev, sizeof(*ah), dst, RTE_ETHER_TYPE_ARP, &l3);
 	if (m == NULL)
 		return;
-	ah = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, RTE_ETHER_HDR_LEN);
+	ah = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, l3);
 	ah->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
 	ah->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
@@ -207,12 +223,12 @@ static void send_nd(struct engine_inst *lc, struct engine_shard *edev,
 	struct rte_ipv6_hdr *ip;
 	struct nd_msg *nd;
 	struct rte_mbuf *m;
+	uint32_t l3;
 
-	m = frame_alloc(lc, edev, RTE_ETHER_HDR_LEN + sizeof(*ip) + sizeof(*nd), eth_dst,
-			RTE_ETHER_TYPE_IPV6);
+	m = frame_alloc(lc, edev, sizeof(*ip) + sizeof(*nd), eth_dst, RTE_ETHER_TYPE_IPV6, &l3);
 	if (m == NULL)
 		return;
-	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, RTE_ETHER_HDR_LEN);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, l3);
 	ip->vtc_flow = RTE_BE32(6u << 28);
 	ip->payload_len = rte_cpu_to_be_16(sizeof(*nd));
 	ip->proto = IPPROTO_ICMPV6;

@@ -192,6 +192,16 @@ struct engine_shard {
 	/** The port's link as last polled (engine_link_poll()): while it is down nothing is
 	 *  sent (tx_link_down) and what arrives is dropped (rx_link_down). */
 	bool link_up;
+	/** 802.1Q ([device] vlan): the device's frames carry a tag with vlan_id (0: priority
+	 *  tagged) when vlan_on. The receive path takes frames of its own VLAN only: tagged with
+	 *  vlan_id on a VLAN device (untagged too when vlan_id is 0), untagged or priority tagged
+	 *  on a device without one (engine_classify.c); the rest are dropped by reason. */
+	bool vlan_on;
+	uint16_t vlan_id;
+	bool drop_untagged;		/**< vlan_on with a VLAN id not 0: no untagged frame */
+	/** One shard and not drop_untagged: a frame stays with this shard as classify() names it
+	 *  (engine_classify.c, rx_classify()); else the owner and the untagged check are looked at. */
+	bool rx_direct;
 	/** Shard 0's: the port's steering rules (engine_steer.c) and what steers its frames:
 	 *  "rules", "handoff: <the port's refusal>", "one queue". */
 	uint16_t n_steer;

@@ -81,6 +81,10 @@ int engine_shards_make(struct engine_shard *p, unsigned int n)
 		s->n_shards = (uint16_t)n;
 		s->port = p->port;
 		s->mac = p->mac;
+		s->vlan_on = p->vlan_on;
+		s->vlan_id = p->vlan_id;
+		s->drop_untagged = p->drop_untagged;
+		s->rx_direct = n <= 1 && !p->drop_untagged;
 		s->n_gid = p->n_gid;
 		memcpy(s->gid, p->gid, sizeof(s->gid));
 	}

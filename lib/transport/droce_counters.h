@@ -67,7 +67,10 @@ struct droce_qp;
 	X(rx_handoff,         COUNT, "frames received on one engine lcore's queue and handed to the lcore owning their QP") \
 	X(rx_handoff_dropped, DROP,  "frames not handed to their QP's lcore: its handoff ring was full (the receive path holds back before)") \
 	X(loopback,           COUNT, "frames the device sent to its own address (a QP of its own), received by it") \
-	X(loopback_dropped,   COUNT, "frames to the device's own address not looped back: loopback queue full, no mbuf")
+	X(loopback_dropped,   COUNT, "frames to the device's own address not looped back: loopback queue full, no mbuf") \
+	X(rx_vlan_other,      DROP,  "frames tagged with a VLAN other than the device's ([device] vlan)") \
+	X(rx_vlan_tagged,     DROP,  "frames tagged with a VLAN (id not 0) on a device without one") \
+	X(rx_vlan_untagged,   DROP,  "untagged frames on a device on a VLAN (id not 0)")
 
 /*
  * The transport's: responder, requester and completer, the receive checks of every QP type,

@@ -219,12 +219,15 @@ void transport_cc_sent_slow(struct transport_env *env, struct transport_qp *t, u
 
 /* Annex A17.9.2: a CNP to the QP that sent the CE-marked frame, from this QP's address, BECN
  * set (the builder sets it for the opcode), PSN 0, 16 reserved bytes. It goes without ECT:
- * the notification must not itself be marked away. */
+ * the notification must not itself be marked away; at [dcqcn] cnp_dscp and cnp_pcp when they
+ * are set (a class of its own, as switches give CNPs), else at the QP's. */
 static void send_cnp(struct transport_env *env, struct transport_qp *t)
 {
+	const struct dcqcn_params *p = t->cc.p;
 	struct droce_hdr_fields h;
 	struct rte_mbuf *m;
 	uint8_t tclass = t->flow.tclass;
+	uint16_t tci = t->flow.vlan_tci;
 
 	if (transport_path_ready(env, t) != 0 || (m = transport_pkt_alloc(env, 0)) == NULL) {
 		TCNT(env, t, cnp_skipped);
@@ -232,12 +235,15 @@ static void send_cnp(struct transport_env *env, struct transport_qp *t)
 	}
 	memset(&h, 0, sizeof(h));
 	h.opcode = DROCE_OP_CNP;
-	t->flow.tclass = tclass & ~DROCE_ECN_MASK;
+	t->flow.tclass = p->cnp_dscp >= 0 ? (uint8_t)(p->cnp_dscp << 2) : tclass & ~DROCE_ECN_MASK;
+	if (p->cnp_pcp >= 0)
+		t->flow.vlan_tci = (uint16_t)((tci & ~RTE_VLAN_PRI_MASK) | p->cnp_pcp << 13);
 	if (transport_pkt_send(env, t, m, &h) == 0) {
 		TCNT(env, t, cnp_sent);
 		t->cc.cnp_last = env->now;
 	}
 	t->flow.tclass = tclass;
+	t->flow.vlan_tci = tci;
 }
 
 void transport_cc_rx_ce(struct transport_env *env, struct transport_qp *t,

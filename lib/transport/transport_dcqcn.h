@@ -40,6 +40,8 @@ struct dcqcn_params {
 	bool np;			/**< notification point: send CNPs for CE frames */
 	bool rp;			/**< reaction point: rate-limit QPs on CNPs */
 	uint8_t ecn;			/**< ECN field of frames sent (0 Not-ECT, 1 ECT(1), 2 ECT(0)) */
+	int8_t cnp_dscp;		/**< DSCP of the CNPs sent; -1: the QP's */
+	int8_t cnp_pcp;			/**< PCP of their 802.1Q tag (a device with a VLAN); -1: the QP's */
 	uint32_t alpha_g_shift;		/**< g = 2^-alpha_g_shift */
 	uint32_t alpha_init;		/**< alpha at the first CNP, fixed point (DCQCN_ALPHA_ONE) */
 	uint32_t stages;		/**< F: fast recovery events before additive increase */

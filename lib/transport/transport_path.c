@@ -25,6 +25,7 @@ void transport_path_set(struct transport_qp *t)
 	f->hop_limit = g->hop_limit;
 	f->flow_label = g->flow_label;
 	f->sport = droce_flow_sport(t->qpn, t->dqpn);
+	transport_flow_vlan(f, t->dev, av->attr.sl);
 	memcpy(f->sgid, av->sgid.raw, 16);
 	memcpy(f->dgid, g->dgid.raw, 16);
 	t->flow_ok = av->attr.is_global;

@@ -442,6 +442,19 @@ void transport_recv_complete_msg(struct transport_qp *t, enum ibv_wc_status st,
 				 uint32_t byte_len, const struct droce_pkt *pkt);
 void transport_recv_fatal(struct transport_qp *t, enum ibv_wc_status st);
 
+/** The 802.1Q tag of @p dev's frames at service level @p sl ([device] vlan, pcp): the
+ *  device's VLAN id, the PCP it fixes or else the SL's low 3 bits (as Linux's RoCE drivers,
+ *  which put ah_attr.sl in the tag's priority); no tag on a device without a VLAN. */
+static inline void transport_flow_vlan(struct droce_flow *f, const struct droce_device *dev,
+				       uint8_t sl)
+{
+	const struct droce_device_cfg *c = verbs_device_cfg(dev);
+
+	f->vlan = c->vlan_on;
+	f->vlan_tci = c->vlan_on ? (uint16_t)((c->pcp_fixed ? c->pcp : sl & 7u) << 13 |
+					      c->vlan_id) : 0;
+}
+
 /* transport_dcqcn.c: congestion control (transport_dcqcn.h) */
 /** The traffic class of a connected (RC, UC) QP's frames for @p tc (the AV's): its ECN field
  *  set to the configured ECT when the application left it Not-ECT and congestion control is

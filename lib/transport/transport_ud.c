@@ -58,6 +58,7 @@ static int ud_flow(struct transport_env *env, struct transport_qp *t, const stru
 	f->hop_limit = g->hop_limit;
 	f->flow_label = g->flow_label;
 	f->sport = droce_flow_sport_ud(t->qpn, dqpn);
+	transport_flow_vlan(f, t->dev, av->attr.sl);
 	t->dqpn = dqpn;
 	return 0;
 }

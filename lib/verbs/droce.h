@@ -198,6 +198,15 @@ struct droce_device_cfg {
 	 *  lcores_per_device; DROCE_LCORES_ALL: every engine lcore. The two devices of a ring
 	 *  pair must say the same. */
 	uint16_t lcores_per_device;
+	/** 802.1Q (INI: vlan = ID): frames carry a tag with VLAN vlan_id (0..4094; 0: priority
+	 *  tagged, no VLAN) and only frames of that VLAN are received; false: untagged. */
+	bool vlan_on;
+	uint16_t vlan_id;
+	/** The tag's priority (INI: pcp = sl|0..7): with pcp_fixed, pcp on every frame; without
+	 *  (INI: sl, the default), each QP's service level (ah_attr.sl, low 3 bits), where Linux's
+	 *  RoCE drivers take the PCP from. */
+	bool pcp_fixed;
+	uint8_t pcp;
 };
 
 /** droce_device_cfg.lcores_per_device: every engine lcore. */

@@ -70,6 +70,8 @@ int verbs_config_check_dev(const struct droce_device_cfg *cfg)
 		return -EINVAL;
 	if (cfg->n_ipv6 > DROCE_DEVICE_MAX_IPV6 || cfg->n_neigh > DROCE_DEVICE_MAX_NEIGH)
 		return -EINVAL;
+	if ((cfg->vlan_on && cfg->vlan_id > 4094) || (cfg->pcp_fixed && cfg->pcp > 7))
+		return -EINVAL;	/* 4095 is reserved (802.1Q 9.6) */
 	return 0;
 }
 
@@ -162,6 +164,16 @@ static int parse_dev_key(struct droce_device_cfg *d, const char *key, const char
 	}
 	if (strcmp(key, "neigh") == 0)
 		return parse_neigh_list(val, d);
+	if (strcmp(key, "vlan") == 0) {
+		d->vlan_on = val[0] != '\0';
+		d->vlan_id = (uint16_t)strtoul(val, NULL, 0);
+		return 0;
+	}
+	if (strcmp(key, "pcp") == 0) {
+		d->pcp_fixed = strcmp(val, "sl") != 0;
+		d->pcp = d->pcp_fixed ? (uint8_t)strtoul(val, NULL, 0) : 0;
+		return 0;
+	}
 	if (strcmp(key, "lcores_per_device") == 0) {
 		d->lcores_per_device = strcmp(val, "all") == 0 ? DROCE_LCORES_ALL :
 				       (uint16_t)strtoul(val, NULL, 0);

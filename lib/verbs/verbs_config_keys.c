@@ -113,6 +113,10 @@ static const struct verbs_cfg_key keys[] = {
 	B("dcqcn", "np", "1", "notification point: send CNPs for CE-marked frames"),
 	B("dcqcn", "rp", "1", "reaction point: limit a QP's rate on CNPs"),
 	U("dcqcn", "cnp_interval_us", "50", 0, 1000000, "at most one CNP per QP per this time"),
+	U("dcqcn", "cnp_dscp", "", 0, 63,
+	  "DSCP of the CNPs sent, which carry no ECT (none: the QP's traffic class)"),
+	U("dcqcn", "cnp_pcp", "", 0, 7,
+	  "PCP in the 802.1Q tag of the CNPs sent on a device with a vlan (none: the QP's)"),
 	U("dcqcn", "rate_reduce_period_us", "4", 0, 1000000,
 	  "at most one rate cut per QP per this time"),
 	U("dcqcn", "alpha_g_shift", "8", 1, 16, "g = 1/2^N"),
@@ -148,6 +152,12 @@ static const struct verbs_cfg_key keys[] = {
 	{ "device", "lcores_per_device", VERBS_CFG_COUNT_ALL, "", 1, 65534, NULL,
 	  "engine lcores serving this device (none: [engine] lcores_per_device); the two "
 	  "devices of a ring pair say the same" },
+	U("device", "vlan", "", 0, 4094,
+	  "802.1Q VLAN id: the device's frames carry the tag, and only frames of this VLAN are "
+	  "received (none: untagged; 0: priority tagged, no VLAN)"),
+	{ "device", "pcp", VERBS_CFG_WORD, "sl", 0, 0, "sl|0|1|2|3|4|5|6|7",
+	  "priority (PCP) in the tag of a device with a vlan: sl, each QP's service level "
+	  "(ah_attr.sl, as Linux's RoCE drivers), or this one on every frame" },
 };
 
 static const char *const sections[] = { "eal", "engine", "cm", "dcqcn", "device" };

@@ -118,7 +118,9 @@ struct droce_flow {
 	uint8_t ipv6;            /**< 0: IPv4 (GIDs are IPv4-mapped), 1: IPv6 */
 	uint8_t tclass;          /**< IPv4 TOS / IPv6 traffic class */
 	uint8_t hop_limit;       /**< TTL; 0 means 64 */
+	uint8_t vlan;            /**< 1: an 802.1Q tag (vlan_tci) after the MACs; 0: none */
 	uint16_t sport;          /**< UDP source port, host order; see droce_flow_sport() */
+	uint16_t vlan_tci;       /**< the tag's PCP (3 bits), DEI and VLAN id, host order */
 	uint32_t flow_label;     /**< IPv6 only */
 	uint8_t sgid[16];
 	uint8_t dgid[16];
@@ -160,10 +162,16 @@ uint16_t droce_flow_sport(uint32_t src_qpn, uint32_t dst_qpn);
  */
 uint16_t droce_flow_sport_ud(uint32_t src_qpn, uint32_t dst_qpn);
 
+/** Bytes of Ethernet header (with its 802.1Q tag, if any) for a flow: the IP header's offset. */
+static inline uint32_t droce_flow_l2_len(const struct droce_flow *f)
+{
+	return RTE_ETHER_HDR_LEN + (f->vlan ? RTE_VLAN_HLEN : 0);
+}
+
 /** Bytes of Ethernet + IP + UDP for a flow. */
 static inline uint32_t droce_flow_l2l4_len(const struct droce_flow *f)
 {
-	return RTE_ETHER_HDR_LEN + (f->ipv6 ? sizeof(struct rte_ipv6_hdr) :
+	return droce_flow_l2_len(f) + (f->ipv6 ? sizeof(struct rte_ipv6_hdr) :
 		sizeof(struct rte_ipv4_hdr)) + sizeof(struct rte_udp_hdr);
 }
 

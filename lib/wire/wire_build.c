@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The droce authors
  */
-/* The RoCE v2 frame builder: headers for any opcode, pad, ICRC. */
+/*
+ * The RoCE v2 frame builder: headers for any opcode, pad, ICRC. A flow with an 802.1Q tag
+ * (droce_flow.vlan) is built untagged, then the tag goes in after the MACs: the ICRC starts
+ * at the IP header, so it does not change, and the untagged path pays one branch.
+ */
 
 #include <errno.h>
 #include <string.h>
@@ -116,13 +120,31 @@ static void put_ext(uint8_t *bth, const struct droce_opcode_info *info,
 	}
 }
 
-/* droce_build_hdrs(), inline for droce_build_mbuf(). */
+/* Bytes of untagged Ethernet + IP + UDP for a flow. */
+static inline uint32_t l2l4_untagged(const struct droce_flow *f)
+{
+	return RTE_ETHER_HDR_LEN + (f->ipv6 ? sizeof(struct rte_ipv6_hdr) :
+		sizeof(struct rte_ipv4_hdr)) + sizeof(struct rte_udp_hdr);
+}
+
+/* The 802.1Q tag into the untagged frame at @p frame, which has RTE_VLAN_HLEN bytes before
+ * it: the MACs move up, the tag goes after them. */
+static void tag_insert(uint8_t *frame, uint16_t tci)
+{
+	uint8_t *d = frame - RTE_VLAN_HLEN;
+	uint32_t tag = rte_cpu_to_be_32((uint32_t)RTE_ETHER_TYPE_VLAN << 16 | tci);
+
+	memmove(d, frame, 2 * RTE_ETHER_ADDR_LEN);
+	memcpy(d + 2 * RTE_ETHER_ADDR_LEN, &tag, sizeof(tag));
+}
+
+/* droce_build_hdrs() without the tag, inline for droce_build_mbuf(). */
 static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flow *f,
 			     const struct droce_hdr_fields *h, uint32_t payload_len)
 {
 	const struct droce_opcode_info *info = droce_opcode_info(h->opcode);
 	uint32_t pad = droce_pad_len(payload_len);
-	uint32_t hlen = droce_flow_l2l4_len(f) + info->length;
+	uint32_t hlen = l2l4_untagged(f) + info->length;
 	uint64_t l4_len = sizeof(struct rte_udp_hdr) + info->length + (uint64_t)payload_len + pad +
 			  DROCE_ICRC_LEN;
 	uint8_t ttl = f->hop_limit ? f->hop_limit : 64;
@@ -168,13 +190,23 @@ static inline int build_hdrs(uint8_t *buf, uint32_t room, const struct droce_flo
 int droce_build_hdrs(void *buf, uint32_t room, const struct droce_flow *f,
 		     const struct droce_hdr_fields *h, uint32_t payload_len)
 {
-	return build_hdrs(buf, room, f, h, payload_len);
+	int hlen;
+
+	if (likely(!f->vlan))
+		return build_hdrs(buf, room, f, h, payload_len);
+	if (room < RTE_VLAN_HLEN)
+		return droce_opcode_known(h->opcode) ? -ENOSPC : -EINVAL;
+	hlen = build_hdrs((uint8_t *)buf + RTE_VLAN_HLEN, room - RTE_VLAN_HLEN, f, h, payload_len);
+	if (hlen < 0)
+		return hlen;
+	tag_insert((uint8_t *)buf + RTE_VLAN_HLEN, f->vlan_tci);
+	return hlen + RTE_VLAN_HLEN;
 }
 
 int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
 		const struct droce_hdr_fields *h, const void *payload, uint32_t payload_len)
 {
-	uint32_t pad = droce_pad_len(payload_len), l3 = RTE_ETHER_HDR_LEN, total;
+	uint32_t pad = droce_pad_len(payload_len), l3 = droce_flow_l2_len(f), total;
 	uint8_t *d = buf;
 	int hlen;
 
@@ -191,12 +223,12 @@ int droce_build(void *buf, uint32_t size, const struct droce_flow *f,
 	return total;
 }
 
-int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
-		     const struct droce_hdr_fields *h)
+/* droce_build_mbuf() of an untagged frame, whose headers need @p hroom bytes. */
+static __rte_always_inline int build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
+					  const struct droce_hdr_fields *h, uint32_t hroom)
 {
 	uint32_t payload_len = rte_pktmbuf_pkt_len(m);
 	uint32_t pad = droce_pad_len(payload_len);
-	uint32_t hroom = droce_flow_l2l4_len(f) + droce_opcode_info(h->opcode)->length;
 	struct rte_mbuf *last = m->nb_segs == 1 ? m : rte_pktmbuf_lastseg(m);
 	uint8_t *tail;
 	int hlen;
@@ -220,4 +252,31 @@ int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
 		       droce_icrc_mbuf(m, RTE_ETHER_HDR_LEN,
 				       m->pkt_len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN));
 	return 0;
+}
+
+/* A tagged flow's frame: built untagged where the headroom leaves the tag its room. */
+static int __rte_noinline build_mbuf_tagged(struct rte_mbuf *m, const struct droce_flow *f,
+					    const struct droce_hdr_fields *h)
+{
+	uint32_t hroom = l2l4_untagged(f) + droce_opcode_info(h->opcode)->length;
+	int rc;
+
+	if (rte_pktmbuf_headroom(m) < hroom + RTE_VLAN_HLEN)
+		return droce_opcode_known(h->opcode) ? -ENOSPC : -EINVAL;
+	rc = build_mbuf(m, f, h, hroom);
+	if (rc != 0)
+		return rc;
+	tag_insert(rte_pktmbuf_mtod(m, uint8_t *), f->vlan_tci);
+	m->data_off -= RTE_VLAN_HLEN;	/* rte_pktmbuf_prepend(), room checked above */
+	m->data_len += RTE_VLAN_HLEN;
+	m->pkt_len += RTE_VLAN_HLEN;
+	return 0;
+}
+
+int droce_build_mbuf(struct rte_mbuf *m, const struct droce_flow *f,
+		     const struct droce_hdr_fields *h)
+{
+	if (unlikely(f->vlan))
+		return build_mbuf_tagged(m, f, h);
+	return build_mbuf(m, f, h, l2l4_untagged(f) + droce_opcode_info(h->opcode)->length);
 }

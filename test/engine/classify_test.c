@@ -54,7 +54,8 @@ static struct droce_counters delta(const struct droce_counters *before)
 static uint64_t classified(const struct droce_counters *c)
 {
 	return c->rx_roce + c->rx_not_roce + c->rx_arp + c->rx_nd + c->rx_bad_frame +
-	       c->rx_not_our_gid + c->rx_unknown_qp + c->rx_qp_state;
+	       c->rx_not_our_gid + c->rx_unknown_qp + c->rx_qp_state + c->rx_vlan_other +
+	       c->rx_vlan_tagged + c->rx_vlan_untagged;
 }
 
 static void test_reasons(void)

@@ -38,6 +38,10 @@ struct et_dut {
 
 static const struct rte_ether_addr et_peer_mac = { .addr_bytes = { 2, 0, 0, 0, 0, 0x22 } };
 
+/* The DUT's 802.1Q settings (droce_device_cfg vlan_on, vlan_id, pcp_fixed, pcp): a test sets
+ * them before et_setup(); zero: untagged. */
+static struct { bool on; uint16_t id; bool pcp_fixed; uint8_t pcp; } et_vlan;
+
 /* EAL from argv (the test owns it), then the DUT device: 10.1.0.1, fd00::1, static
  * neighbour 10.1.0.9. */
 static inline void et_setup(struct et_dut *d, int argc, char **argv)
@@ -69,6 +73,10 @@ static inline void et_setup(struct et_dut *d, int argc, char **argv)
 	cfg.neigh[0].addr[11] = 0xff;
 	CHECK(inet_pton(AF_INET, "10.1.0.9", &cfg.neigh[0].addr[12]) == 1);
 	memcpy(cfg.neigh[0].mac, "\x02\x00\x00\x00\x00\x09", 6);
+	cfg.vlan_on = et_vlan.on;
+	cfg.vlan_id = et_vlan.id;
+	cfg.pcp_fixed = et_vlan.pcp_fixed;
+	cfg.pcp = et_vlan.pcp;
 	CHECK_EQ(droce_device_add(&cfg), 0);
 	list = droce_get_device_list(&n);
 	CHECK(list != NULL);
