@@ -4,7 +4,7 @@
 """fio 3.33's rdma engine and libfabric 1.17.0's verbs provider (Debian 12's, unmodified)
 between droce's drop-ins and Linux Soft-RoCE: droce-run on the rig's host endpoint
 (10.47.0.100, config/rig.ini) against the same tool on rxe0 in guest g1 of the rig (test/rig,
-doc/interop.md).
+doc/middleware.md).
 
 usage: fabric_fio_interop.py --tool fio|libfabric [--role client,server] --build DIR
                              [--rig test/rig] --logdir DIR

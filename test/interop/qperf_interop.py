@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The droce authors
 """qperf 0.4.11 (Debian 12's, unmodified) over RDMA CM (-cm1) between droce's drop-ins and
 Linux Soft-RoCE: droce-run on the rig's host endpoint (10.47.0.100, config/rig.ini or
-rig9000.ini) against qperf on rxe0 in guest g1 of the rig (test/rig, doc/interop.md).
+rig9000.ini) against qperf on rxe0 in guest g1 of the rig (test/rig, doc/middleware.md).
 
 usage: qperf_interop.py [--mtu 1500|9000] [--role client,server] --build DIR [--rig test/rig]
                         --logdir DIR

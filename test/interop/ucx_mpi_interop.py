@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The droce authors
 """UCX 1.13.1 and Open MPI 4.1.4 over UCX (Debian 12's, unmodified) between droce's drop-ins and
 Linux Soft-RoCE: droce-run -p on the rig's host endpoint (10.47.0.100) against rxe0 in guest g1
-of the rig (test/rig, doc/interop.md "UCX against rxe", "Open MPI over UCX against rxe").
+of the rig (test/rig, doc/middleware.md "UCX against rxe", "Open MPI over UCX against rxe").
 
 usage: ucx_mpi_interop.py --mode ucx|mpi --build DIR [--rig test/rig] --logdir DIR
                           [--role client,server] [--mpi-prog PATH]
@@ -33,7 +33,7 @@ device the client names (-d), and the guest's is rxe0. The rxe side runs with
 UCX_UD_VERBS_ETH_DGID_CHECK=n: UCX 1.13.1 takes a UD packet's network header type (IPv4 or
 IPv6) from the completion's sl (mlx5's CQE meaning), rxe reports sl 0, so UCX reads an IPv4
 packet's GRH area as IPv6 and drops every packet as "wrong dgid" -- UCX over ud_verbs fails
-between two rxe guests the same way (doc/interop.md). droce's side keeps UCX's defaults.
+between two rxe guests the same way (doc/middleware.md). droce's side keeps UCX's defaults.
 
 The guest is the middleware tests' (interop.MIDDLEWARE_PKGS) with mpi_pingpong and
 rig_rsh.sh at their own paths (RIG_EXTRA_BINS); the rig runs in netns "droceucx" and is always
