@@ -32,7 +32,12 @@ static uint32_t cq_handles;
 
 static struct ibv_wc *ring_alloc(uint32_t size)
 {
-	return calloc(size, sizeof(struct ibv_wc));
+	return verbs_ring_mem_alloc(size, sizeof(struct ibv_wc));
+}
+
+static void ring_free(struct ibv_wc *wc, uint32_t size)
+{
+	verbs_ring_mem_free(wc, size, sizeof(struct ibv_wc));
 }
 
 static int check_create(struct droce_context *context, int cqe,
@@ -104,7 +109,7 @@ int droce_resize_cq(struct droce_cq *c, int cqe)
 {
 	struct verbs_cq *cq;
 	struct ibv_wc *nw;
-	uint32_t size, n, i, tail;
+	uint32_t size, old, n, i, tail;
 	int rc = 0;
 
 	if (c == NULL || cqe < 1 || cqe > DROCE_MAX_CQE)
@@ -122,17 +127,19 @@ int droce_resize_cq(struct droce_cq *c, int cqe)
 		rc = EIO;
 	else if (n > size)
 		rc = EINVAL;
+	old = size;		/* what nw holds at the end: the new ring, or the old one */
 	if (rc == 0) {
 		for (i = 0; i < n; i++)
 			nw[i] = cq->wc[(tail + i) & cq->r.mask];
 		RTE_SWAP(nw, cq->wc);
+		old = cq->r.mask + 1;
 		verbs_ring_init(&cq->r, size);
 		cq->r.head = n;
 		c->cqe = (int)size;
 	}
 	verbs_unlock(&cq->prod_lock);
 	verbs_unlock(&cq->poll_lock);
-	free(nw);
+	ring_free(nw, old);
 	return rc;
 }
 
@@ -152,7 +159,7 @@ int droce_destroy_cq(struct droce_cq *c)
 	verbs_async_forget(c->context, c, &cq->async);
 	count_cq(c->context->device, -1);
 	verbs_ctx_put(c->context);
-	free(cq->wc);
+	ring_free(cq->wc, cq->r.mask + 1);
 	free(cq);
 	return 0;
 }

@@ -388,6 +388,13 @@ void verbs_owner_detach(struct verbs_qp *qp);
 /** EBUSY while @p qp is attached to a multicast group, else 0. */
 int verbs_qp_mcast_busy(struct verbs_qp *qp);
 
+/* verbs_ring_mem.c */
+/** Zeroed memory for a ring of @p n entries of @p size bytes (mapped on its own from 1 MiB:
+ *  untouched until used). @return it, or NULL. */
+void *verbs_ring_mem_alloc(size_t n, size_t size);
+/** Free verbs_ring_mem_alloc()'s @p p, of the same @p n and @p size. */
+void verbs_ring_mem_free(void *p, size_t n, size_t size);
+
 /* verbs_srq.c */
 int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t max_sge,
 		   uint32_t max_inline);

@@ -27,13 +27,13 @@ int verbs_wq_alloc(struct verbs_wq *q, uint32_t depth, uint32_t hdr, uint32_t ma
 	q->max_inline = max_inline;
 	verbs_ring_init(&q->r, verbs_pow2_ceil(depth));
 	verbs_lock_init(&q->lock);
-	q->buf = calloc(q->r.size, q->stride);
+	q->buf = verbs_ring_mem_alloc(q->r.size, q->stride);
 	return q->buf != NULL ? 0 : ENOMEM;
 }
 
 void verbs_wq_free(struct verbs_wq *q)
 {
-	free(q->buf);
+	verbs_ring_mem_free(q->buf, q->r.size, q->stride);
 	q->buf = NULL;
 }
 
