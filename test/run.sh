@@ -92,12 +92,13 @@ if [ $quick -eq 0 ]; then
 	# -Db_lundef=false: the sanitizer runtimes resolve symbols at load time.
 	configure "$san" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
 	# Once, in the normal build: the rig interop suite (qemu guests), the package suite (it
-	# builds the .debs from the source tree, not from a build directory) and the libFuzzer
-	# suites (run_fuzz.sh builds its own clang ASan+UBSan binaries).
+	# builds the .debs from the source tree, not from a build directory), the libFuzzer
+	# suites (run_fuzz.sh builds its own clang ASan+UBSan binaries) and the 4-lcore repeats
+	# of the functional tests (suite lcores4; the 2-lcore ones run here, as under TSan).
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 		run_suite "$san" "ASan+UBSan build" --no-suite interop --no-suite package \
-			--no-suite fuzz "$@"
+			--no-suite fuzz --no-suite lcores4 "$@"
 fi
 
 if [ $quick -eq 0 ] && command -v clang >/dev/null; then
