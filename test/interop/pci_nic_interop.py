@@ -65,6 +65,7 @@ args = --no-shconf -m 256 -a {pci} --iova-mode=pa --log-level=lib.eal:error \
 lcores =
 mbufs = 8191
 link_wait_ms = {link_wait}
+link_poll_ms = 1000
 
 [device pci0]
 devargs = {pci}
