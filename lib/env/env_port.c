@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -249,17 +250,28 @@ static void stop_in_intr_thread(void *arg)
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 }
 
+/* Does @p port's PMD tear its connection down in EAL's interrupt thread (net_memif)? */
+static bool stops_in_intr_thread(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
+	       strcmp(info.driver_name, "net_memif") == 0;
+}
+
 /* net_memif serves its control socket in EAL's interrupt thread: a peer that goes away has
  * memif_disconnect() run there, which marks the link down first and then unmaps and frees the
  * shared regions. A stop from another thread at that moment (the engine restarts a port whose
  * link went down) runs memif_disconnect() beside it and frees the regions twice ("EAL: Error:
  * Invalid memory", DPDK 22.11). Made from an alarm callback, which the interrupt thread runs
- * between its handlers, the stop cannot overlap them. */
+ * between its handlers, the stop cannot overlap them. Other PMDs stop where they are called
+ * (DPDK's alarm list, locked with its own spinlock, is not one ThreadSanitizer can follow). */
 int env_port_stop(uint16_t port)
 {
 	struct stop_call c = { .port = port };
 
-	if (rte_thread_is_intr() || rte_eal_alarm_set(1, stop_in_intr_thread, &c) != 0)
+	if (!stops_in_intr_thread(port) || rte_thread_is_intr() ||
+	    rte_eal_alarm_set(1, stop_in_intr_thread, &c) != 0)
 		return rte_eth_dev_stop(port);
 	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
 		rte_delay_us_sleep(20);
