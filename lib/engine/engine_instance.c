@@ -295,6 +295,7 @@ static struct engine_shard *edev_get(struct droce_device *dev)
 		return NULL;
 	edev->dev = dev;
 	edev->primary = edev;
+	edev->kick_fd = -1;	/* until the port starts (engine_port.c) */
 	edev->vlan_on = verbs_device_cfg(dev)->vlan_on;
 	edev->vlan_id = verbs_device_cfg(dev)->vlan_id;
 	edev->drop_untagged = edev->vlan_on && edev->vlan_id != 0;

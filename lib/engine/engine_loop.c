@@ -191,6 +191,8 @@ unsigned int engine_iteration(struct engine_inst *lc)
 		if (unlikely(lc->devs[i]->bneck.n != 0))
 			engine_bneck_drain(lc->devs[i], lc->env.now);
 		work += engine_shard_flush(lc->devs[i]);
+		if (unlikely(lc->devs[i]->kick_at != 0) && lc->env.now >= lc->devs[i]->kick_at)
+			engine_shard_kick(lc->devs[i]);
 	}
 	health(lc, work);
 	return work;

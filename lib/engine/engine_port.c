@@ -103,6 +103,11 @@ static void shard_start(struct engine_shard *s, bool extbuf)
 	s->n_tx = 0;
 	s->tx_stalled = false;
 	s->tx_extbuf = extbuf;
+	s->kick_fd = env_port_kick_fd(s->port, s->queue);
+	if (s->kick_fd >= 0)
+		ENGINE_LOG(INFO, "port %u queue %u: af_packet socket %d, kicked when TX goes quiet",
+			   s->port, s->queue, s->kick_fd);
+	s->kick_at = 0;
 	/* What the port holds came while it was stopped: frames a ring partner left belong to an
 	 * earlier life of the device (and zero-copy ones point into memory whose MR may be
 	 * waiting for them, droce_dereg_mr()). Freed unread. */
@@ -311,6 +316,8 @@ static void shard_stop(struct engine_shard *s)
 	/* Frames still buffered (ACKs sent on a QP's way out) get a few chances to leave. */
 	for (i = 0; i < 8 && s->n_tx != 0; i++)
 		engine_shard_flush(s);
+	if (s->kick_fd >= 0)
+		engine_shard_kick(s);	/* nothing more will follow them */
 	s->cnt.tx_dropped += s->n_tx;
 	rte_pktmbuf_free_bulk(s->tx, s->n_tx);
 	s->n_tx = 0;
@@ -337,6 +344,12 @@ void engine_port_stop(struct engine_shard *p)
 		__atomic_store_n(&p->shard[k]->started, false, __ATOMIC_RELEASE);
 }
 
+/* When a kick is due: ENGINE_KICK_US from now (TSC, as engine_env's now). */
+static uint64_t kick_time(void)
+{
+	return rte_rdtsc() + rte_get_tsc_hz() / 1000000 * ENGINE_KICK_US;
+}
+
 unsigned int engine_shard_flush(struct engine_shard *edev)
 {
 	uint16_t i, sent;
@@ -355,10 +368,25 @@ unsigned int engine_shard_flush(struct engine_shard *edev)
 	edev->cnt.tx_packets += sent;
 	edev->cnt.tx_bytes += bytes;
 	edev->tx_stalled = sent < edev->n_tx;
+	if (unlikely(edev->kick_fd >= 0) && sent != 0)
+		edev->kick_at = kick_time();
 	if (sent != 0 && sent < edev->n_tx)
 		memmove(edev->tx, edev->tx + sent, (edev->n_tx - sent) * sizeof(edev->tx[0]));
 	edev->n_tx -= sent;
 	return sent;
+}
+
+void engine_shard_kick(struct engine_shard *edev)
+{
+	long n = env_port_kick(edev->kick_fd);
+
+	edev->kick_at = 0;
+	if (n > 0)
+		edev->cnt.tx_ring_kicked++;
+	/* Frames waited (the buffer may have filled again half-way through them), or the buffer
+	 * is still full: again later, until a kick finds the ring empty. */
+	if (n > 0 || n == -EAGAIN || n == -ENOBUFS)
+		edev->kick_at = kick_time();
 }
 
 void engine_shard_tx(struct engine_shard *edev, struct rte_mbuf *m)

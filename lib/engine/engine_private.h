@@ -39,6 +39,7 @@ extern int engine_logtype;
 #define ENGINE_BURST 32			/**< RX burst, TX flush unit, transport_tx budget */
 #define ENGINE_RX_BURSTS 8		/**< RX bursts per device and iteration, at most */
 #define ENGINE_TXBUF 512		/**< frames buffered per device before the port takes them */
+#define ENGINE_KICK_US 50		/**< TX quiet this long: an af_packet ring is kicked */
 #define ENGINE_MAX_LCORES 8
 #define ENGINE_MAX_QPS VERBS_DB_SLOTS	/**< DROCE_QP_SLOTS per device, every device */
 #define ENGINE_MCAST_LOOP 64		/**< multicast frames queued for the device's own QPs */
@@ -221,6 +222,11 @@ struct engine_shard {
 	struct engine_qp *active[DROCE_QP_SLOTS];
 	uint16_t n_tx;
 	bool tx_stalled;		/**< the last flush left frames behind: port full */
+	/** net_af_packet: the socket of the shard's queue (-1: none), whose TX ring the shard
+	 *  kicks (env_kick.c) at kick_at (TSC; 0: not due), ENGINE_KICK_US after its last frames
+	 *  went to the port. */
+	int kick_fd;
+	uint64_t kick_at;
 	/** Zero-copy TX (transport_env.extbuf_ok): the port hands frames to a reader in this
 	 *  process (net_ring) and frees them after, so they may point into registered memory. */
 	bool tx_extbuf;
@@ -370,6 +376,9 @@ unsigned int engine_rx_link_down(struct engine_shard *edev);
 void engine_shard_tx(struct engine_shard *edev, struct rte_mbuf *m);
 /** Hand buffered frames to the port. @return frames sent. */
 unsigned int engine_shard_flush(struct engine_shard *edev);
+/** Kick @p edev's af_packet TX ring (env_kick.c), due now; again later until a kick finds
+ *  nothing waiting there. */
+void engine_shard_kick(struct engine_shard *edev);
 /** The transport_env callbacks. */
 void engine_env_tx(struct transport_env *env, struct droce_device *dev, struct rte_mbuf *m);
 bool engine_env_extbuf_ok(struct transport_env *env, struct droce_device *dev);

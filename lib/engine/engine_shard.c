@@ -37,6 +37,7 @@ static struct engine_shard *shard_alloc(struct engine_shard *p, unsigned int k)
 	s->primary = p;
 	s->queue = (uint16_t)k;
 	s->neigh = p->neigh;	/* one table (engine_neigh.c locks it) */
+	s->kick_fd = -1;	/* until the port starts (shard_start()) */
 	return s;
 }
 

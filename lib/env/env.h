@@ -162,6 +162,25 @@ uint32_t env_port_link_mbps(uint16_t port);
  */
 int env_port_mcast_filter(uint16_t port, struct rte_ether_addr *macs, uint32_t n);
 
+/* env_kick.c */
+
+/**
+ * The AF_PACKET socket of queue pair @p queue of @p port, when it is a net_af_packet port:
+ * the PMD's socket for that queue (bound to the port's interface; the sockets in the order of
+ * their descriptors, one per queue pair). A frame the PMD counted sent can wait in its TX ring
+ * until the next sendto() on it (env_kick.c): env_port_kick() is that sendto().
+ * @return its descriptor, or -1 (another kind of port, or not one socket per queue pair on the
+ * interface).
+ */
+int env_port_kick_fd(uint16_t port, uint16_t queue);
+
+/**
+ * Have the kernel send what waits in the TX ring of AF_PACKET socket @p fd.
+ * @return the bytes it sent (0: nothing waited), or -errno (-EAGAIN, -ENOBUFS: the socket's
+ * send buffer is still full, the frames still wait).
+ */
+long env_port_kick(int fd);
+
 #ifdef __cplusplus
 }
 #endif

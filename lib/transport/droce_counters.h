@@ -70,7 +70,8 @@ struct droce_qp;
 	X(loopback_dropped,   COUNT, "frames to the device's own address not looped back: loopback queue full, no mbuf") \
 	X(rx_vlan_other,      DROP,  "frames tagged with a VLAN other than the device's ([device] vlan)") \
 	X(rx_vlan_tagged,     DROP,  "frames tagged with a VLAN (id not 0) on a device without one") \
-	X(rx_vlan_untagged,   DROP,  "untagged frames on a device on a VLAN (id not 0)")
+	X(rx_vlan_untagged,   DROP,  "untagged frames on a device on a VLAN (id not 0)") \
+	X(tx_ring_kicked,     COUNT, "af_packet: kicks that sent frames a full socket buffer had left in the port's TX ring")
 
 /*
  * The transport's: responder, requester and completer, the receive checks of every QP type,

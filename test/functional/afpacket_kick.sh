@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The droce authors
+#
+# functional_af_packet_full_socket_buffer_frames_kicked_uc_pingpong: frames DPDK's af_packet
+# PMD left in its TX ring when the socket's send buffer was full are sent by the engine's kick
+# (lib/env/env_kick.c, doc/engine.md "af_packet ports"). Two uc_pingpong processes on a veth
+# pair in a network namespace of their own; the sender's veth has a token bucket (tbf, no
+# qdisc bypass: qdisc_bypass=0), which holds its frames, and their socket buffer, long enough
+# that a 256 KiB UC message (256 frames, over 212 KiB of the default send buffer) fills it.
+# The ring's leftovers then wait for a sendto() nobody else makes: without the kick the
+# message is never complete, both sides wait, and the run times out. Passes when both sides
+# finish 50 round trips with -c (every byte checked) and the sender's counters (log_counters)
+# show tx_ring_kicked. Root (network namespaces); 77 (skip) otherwise.
+#
+# usage: afpacket_kick.sh UC_PINGPONG
+set -u
+pp=$1
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
+command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
+ns=drocekick$$
+tmp=$(mktemp -d)
+cleanup() {
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+ip netns add "$ns" || { echo "SKIP: cannot make a network namespace"; exit 77; }
+nsx() { ip netns exec "$ns" "$@"; }
+nsx ip link set lo up
+nsx ip link add kicka type veth peer name kickb || { echo "SKIP: no veth"; exit 77; }
+nsx ip link set kicka up
+nsx ip link set kickb up
+# 100 Mbit/s: 256 frames of 1.1 KB take 23 ms to leave, the socket buffer is full long before.
+nsx tc qdisc add dev kicka root tbf rate 100mbit burst 16kb limit 4mb || {
+	echo "SKIP: tc cannot add a tbf qdisc"; exit 77; }
+
+config() {	# NAME IFACE MAC IP
+	cat > "$tmp/$1.ini" <<EOF
+[eal]
+args = --no-huge --no-shconf -m 256 --no-pci --log-level=lib.eal:error --log-level=droce.engine:info --file-prefix $ns$1
+[engine]
+lcores =
+mbufs = 8191
+log_counters = 1
+[device $1]
+devargs = net_af_packet_$1,iface=$2,qpairs=1,blocksz=4096,framesz=2048,framecnt=512,qdisc_bypass=0
+mac = $3
+ipv4 = $4
+mtu = 1500
+EOF
+}
+config kicka kicka 02:47:00:00:01:0a 10.48.0.1
+config kickb kickb 02:47:00:00:01:0b 10.48.0.2
+
+args=(-g 1 -m 1024 -s 262144 -n 50 -c -p 18611)
+nsx env DROCE_CONFIG="$tmp/kickb.ini" timeout 60 "$pp" "${args[@]}" > "$tmp/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+	nsx ss -ltnH 'sport = :18611' | grep -q . && break
+	sleep 0.1
+done
+nsx env DROCE_CONFIG="$tmp/kicka.ini" timeout 60 "$pp" "${args[@]}" 127.0.0.1 \
+	> "$tmp/client.log" 2>&1
+crc=$?
+wait $server
+src=$?
+echo "== client (exit $crc)"; cat "$tmp/client.log"
+echo "== server (exit $src)"; cat "$tmp/server.log"
+echo "== tc -s qdisc show dev kicka"; nsx tc -s qdisc show dev kicka
+fail=0
+if [ $crc != 0 ] || [ $src != 0 ]; then
+	echo "FAIL: the ping-pong did not finish (exit $crc / $src; 124: timed out)"
+	fail=1
+fi
+for f in client server; do
+	grep -q "^50 iters in" "$tmp/$f.log" || { echo "FAIL: $f did not report 50 iterations"; fail=1; }
+done
+kicked=$(grep -o 'tx_ring_kicked=[0-9]*' "$tmp/client.log" | head -1 | cut -d= -f2)
+if [ -z "$kicked" ] || [ "$kicked" = 0 ]; then
+	echo "FAIL: the sender's counters show no tx_ring_kicked: its socket buffer never filled," \
+	     "the test proves nothing"
+	fail=1
+else
+	echo "the sender's kicks sent what its ring held $kicked time(s)"
+fi
+[ $fail = 0 ] && echo PASS
+exit $fail
