@@ -721,9 +721,15 @@ class Rig:
             self._ip("link", "set", HOST_BRPORT, "mtu", str(self.mtu), "master", BRIDGE, "up")
 
     def cmdline(self, n):
+        # virtio_net.napi_tx=0: the driver orphans a transmitted skb at once instead of at its
+        # TX completion. rxe (Linux 6.1) parks its requester while more than 64 of a QP's skbs
+        # are unfreed and is woken by their destructor; a destructor that runs between its
+        # check and the flag it sets leaves the QP parked for good (no timer re-armed: nothing
+        # was sent), mid-message, which the TCG guest's lagging TX completions made happen
+        # (doc/rig.md, "The guests' network driver").
         args = ["console=ttyS0", "loglevel=4", "mitigations=off", "tsc=reliable", "panic=-1",
-                "8250.nr_uarts=2", f"rig.name=g{n}", f"rig.ip={guest_ip(n)}/24",
-                f"rig.mtu={self.mtu}"]
+                "8250.nr_uarts=2", "virtio_net.napi_tx=0", f"rig.name=g{n}",
+                f"rig.ip={guest_ip(n)}/24", f"rig.mtu={self.mtu}"]
         if self.ipv6:
             args.append(f"rig.ip6={guest_ip6(n)}/64")
         if self.hostport and self.host_neigh:
