@@ -9,7 +9,7 @@ nobody listens on, a listener that rejects, a peer killed in the middle of a run
 
 usage: cm_interop.py [--mtu 1500,9000] [--only REGEX] [--list] --build DIR [--rig test/rig] --logdir DIR
 
-Cases (each at both MTUs):
+Cases (IB MTU 1024; at 4096 the ones that move data: rping, perftest):
   rping droce=client|server   -C 200 -S 4096, -V (the client compares every byte it gets back)
   closed port                 droce connects to a port with no listener: RDMA_CM_EVENT_REJECTED
                               status 8 (invalid service ID) at once
@@ -78,6 +78,14 @@ TOOLS["ib_send_lat"] = ("ib_send_lat -R -x 1 -n 5 -s 1048576 -F",
                         "ib_send_lat -R -x 1 -n 5 -s 1048576 -F {ip}", 1,
                         r"^\s*1048576\s+5\s")
 KINDS += [("tool:" + t, role) for t in TOOLS for role in ("client", "server")]
+# What IB MTU 4096 changes is the data path: the connection set-up, refusals and teardown are
+# the same MADs at either MTU, so at 4096 only the cases that move data run.
+DATA_KINDS = {"rping", "tool:rping", "tool:ib_write_bw", "tool:ib_read_bw", "tool:ib_send_bw",
+              "tool:ib_send_lat"}
+
+
+def kinds_at(mtu):
+    return [(k, r) for k, r in KINDS if mtu < 9000 or k in DATA_KINDS]
 
 
 class Ctx:
@@ -442,8 +450,8 @@ def run_cycle(args, mtu, cases, logdir, tools):
             try:
                 err = RUNNERS[case.kind](ctx, case)
             finally:
-                rig.gx(1, "killall -9 rping ucmatose udaddy ib_write_bw ib_read_bw ib_send_bw "
-                          "ib_send_lat 2>/dev/null; true")
+                rig.gkill(1, "rping ucmatose udaddy ib_write_bw ib_read_bw ib_send_bw ib_send_lat",
+                          "KILL")
                 dropped = cap.stop()
             if err is None:
                 try:
@@ -473,7 +481,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     mtus = [int(m) for m in args.mtu.split(",")]
-    plan = {m: [c for c in (Case(k, r, m) for k, r in KINDS)
+    plan = {m: [c for c in (Case(k, r, m) for k, r in kinds_at(m))
                 if args.only is None or re.search(args.only, c.name)] for m in mtus}
     if args.list:
         for m in mtus:

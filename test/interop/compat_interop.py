@@ -180,7 +180,7 @@ def run_guest_server(rig, case, config, runner, logf):
             return f"droce client reports no result: {d_out[-600:]}"
         return None
     finally:
-        rig.gx(1, f"killall {case.tool} 2>/dev/null; true")
+        rig.gkill(1, case.tool)
 
 
 # --lossy: 1 % of droce's frames dropped, 1 % held back behind the next, 1 % duplicated (droce's

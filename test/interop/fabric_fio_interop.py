@@ -126,7 +126,7 @@ class GuestServer(interop.GuestJob):
     def finish(self, timeout):
         rc, out = self.wait(time.time() + timeout)
         if rc is None:
-            self.rig.gx(1, "killall -KILL fio fi_pingpong 2>/dev/null; true")
+            self.rig.gkill(1, "fio fi_pingpong", "KILL")
             return 124, out
         return rc, out
 

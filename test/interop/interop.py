@@ -36,11 +36,13 @@ brought up by hand; it is always torn down. Exit: 0 all passed, 1 a failure, 77 
 run here (not root, no /dev/net/tun, no network namespaces).
 """
 import argparse
+import copy
 import importlib.util
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -244,6 +246,13 @@ class Rig:
             return None
         return f"g{n} has no valid neighbour entry for {addr}: {(p.stdout + p.stderr).strip()}"
 
+    def gkill(self, n, names, sig="TERM", timeout=10):
+        """Signal the programs @names (space-separated) in guest @n and wait until none is left
+        (up to @timeout s), so that the next case starts with the guest's RDMA resources free."""
+        self.gx(n, f"killall -{sig} {names} 2>/dev/null; i=0; while [ $i -lt {timeout * 10} ] && "
+                   f"pidof {names} >/dev/null; do sleep 0.1; i=$((i+1)); done; true",
+                timeout=timeout + 30)
+
     def if_counter(self, ifname, counter):
         p = run(self.nsexec(["cat", f"/sys/class/net/{ifname}/statistics/{counter}"]))
         return int(p.stdout) if p.returncode == 0 and p.stdout.strip() else -1
@@ -304,7 +313,7 @@ class GuestPeer(GuestJob):
         return self.rig.gx(self.n, f"netstat -ltn | grep -q ':{PORT} '").returncode == 0
 
     def stop(self):
-        self.rig.gx(self.n, f"killall ibv_{self.tool}_pingpong 2>/dev/null; true")
+        self.rig.gkill(self.n, f"ibv_{self.tool}_pingpong")
 
     def sent_frames(self):
         """Frames the guest sent so far: what its tap received."""
@@ -398,8 +407,12 @@ class Capture:
 # ---------------------------------------------------------------- scenarios
 
 class Scenario:
-    def __init__(self, rig_mtu, droce_role, size, events, iters=1000, chk=True, kind="data",
+    def __init__(self, rig_mtu, droce_role, size, events, iters=None, chk=True, kind="data",
                  tool="rc"):
+        """@iters: by default 1000 round trips, 200 at 64 KiB (12 800 frames each way at IB MTU
+        1024; 1000 would take the TCG guest 11 s a run)."""
+        if iters is None:
+            iters = 200 if size >= 65536 else 1000
         self.rig_mtu, self.droce_role, self.size = rig_mtu, droce_role, size
         self.events, self.iters, self.chk, self.kind = events, iters, chk, kind
         self.tool = tool
@@ -730,18 +743,63 @@ def wait_run(sc, client, server, sender):
     return (client.wait(time.time() + 1), server.wait(time.time() + 1)), why
 
 
+def telemetry(cmds, prefix="rte"):
+    """Replies of a running droce process (EAL file prefix @prefix) to the DPDK telemetry
+    commands @cmds: {cmd: reply text}."""
+    out = {}
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sk:
+            sk.settimeout(5)
+            sk.connect(path)
+            sk.recv(65536)          # the greeting
+            for c in cmds:
+                sk.send(c.encode())
+                out[c] = sk.recv(1 << 20).decode(errors="replace")
+    except OSError as e:
+        out[path] = str(e)
+    return out
+
+
+def stall_evidence(rig, d, tools, qpn=None, n=1):
+    """What each side holds when a run did not finish: droce's QPs, CQs and counters (over its
+    telemetry, while it still runs), the host side's interfaces (drops at the veth, the bridge,
+    the tap), guest @n's eth0, its rxe0 QPs and counters. Written to @d/stall.txt."""
+    parts = [f"## {k}\n{v}" for k, v in telemetry(
+        ["/droce/qps", "/droce/cqs", "/droce/lcores"]).items()]
+    if "stat" in tools:
+        for args in (["-z", "rig0"], ["-q", qpn, "rig0"]) if qpn else (["-z", "rig0"],):
+            p = run(rig.nsexec([tools["stat"]] + args), timeout=20)
+            parts.append(f"## droce-stat {' '.join(args)} (exit {p.returncode})\n{p.stdout}{p.stderr}")
+    p = run(rig.nsexec(["ip", "-s", "-s", "link", "show"]), timeout=20)
+    parts.append(f"## host: ip -s -s link\n{p.stdout}")
+    p = run(rig.nsexec(["tc", "-s", "qdisc", "show"]), timeout=20)
+    parts.append(f"## host: tc -s qdisc\n{p.stdout}")
+    g = rig.gx(n, "rdma res show qp -d; rdma res show cq; ip -s -s link show eth0; cat /proc/net/softnet_stat; cd "
+                  "/sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . *", timeout=30)
+    parts.append(f"## guest {n}: eth0, softnet, rxe0 hw_counters\n{g.stdout}")
+    with open(os.path.join(d, "stall.txt"), "w") as f:
+        f.write("\n".join(parts))
+
+
 def start_pair(sc, server, client, d):
     server.start(sc.args(), sc.timeout(), os.path.join(d, server.name + ".log"))
     wait_listening(server)
     client.start(sc.args() + [server.tcp_ip], sc.timeout(), os.path.join(d, client.name + ".log"))
 
 
-def run_pair(sc, droce, peer, rig, d):
+def run_pair(sc, droce, peer, rig, d, tools):
     server, client = (droce, peer) if sc.droce_role == "server" else (peer, droce)
     cap = Capture(rig, os.path.join(d, "capture.pcap"))
     try:
         start_pair(sc, server, client, d)
         ((c_rc, c_out), (s_rc, s_out)), why = wait_run(sc, client, server, droce)
+        if why != "finished" and isinstance(droce, DrocePeer):
+            m = re.search(r"local address: .*QPN (0x[0-9a-f]+)", droce.output())
+            try:
+                stall_evidence(rig, d, tools, m.group(1) if m else None)
+            except (subprocess.TimeoutExpired, OSError) as e:
+                log(f"interop: no stall evidence: {e}")
     finally:
         server.stop()
         client.stop()
@@ -776,7 +834,7 @@ def run_scenario(sc, droce, peer, rig, logdir, tools):
     os.makedirs(d, exist_ok=True)
     t0 = time.time()
     try:
-        res, why, dropped = run_pair(sc, droce, peer, rig, d)
+        res, why, dropped = run_pair(sc, droce, peer, rig, d, tools)
         note = check_pair(sc, droce, peer, res, why, dropped, os.path.join(d, "capture.pcap"), tools)
         ok, text = True, note
     except StepFailed as e:
@@ -799,6 +857,10 @@ def parse_args():
                     help="comma-separated pingpong pairs: rc, uc, ud, srq, or all (default rc)")
     ap.add_argument("--full", action="store_true", help="every size x role x -e/poll (32 runs)")
     ap.add_argument("--only", help="run the scenarios whose name or title matches this regex")
+    ap.add_argument("--iters", type=int, help="round trips per data run (default 1000, 200 at "
+                    "64 KiB)")
+    ap.add_argument("--repeat", type=int, default=1, help="run the selected scenarios this "
+                    "many times in each rig")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--rig", default=RIG_DIR, help="the rig (default test/rig)")
@@ -826,6 +888,15 @@ def select(args):
         scs += mine
     if args.only:
         scs = [sc for sc in scs if re.search(args.only, sc.name + " " + sc.title)]
+    if args.iters:
+        for sc in scs:
+            if sc.iters > 0:
+                sc.iters = args.iters
+                sc.title = re.sub(r"-n \d+", f"-n {args.iters}", sc.title)
+    if args.repeat > 1:
+        scs = [copy.copy(sc) for _ in range(args.repeat) for sc in scs]
+        for i, sc in enumerate(scs):
+            sc.name += f".{i // (len(scs) // args.repeat) + 1}"
     return scs
 
 
@@ -836,6 +907,7 @@ def prog_of(args, tool):
 
 def tools_of(args):
     tools = {"dump": os.path.join(args.build, "app", "droce-dump", "droce-dump"),
+             "stat": os.path.join(args.build, "app", "droce-stat", "droce-stat"),
              "icrc": os.path.join(args.rig, "icrc_check.py")}
     for tool in args.tools:
         tools["prog-" + tool] = prog_of(args, tool)

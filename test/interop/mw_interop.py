@@ -71,7 +71,7 @@ class GuestEnd(interop.GuestJob):
         self.run_bg(self.cmd, RUN_TIMEOUT)
 
     def stop(self):
-        self.rig.gx(self.n, "killall -9 mw_probe 2>/dev/null; true")
+        self.rig.gkill(self.n, "mw_probe", "KILL")
 
 
 class DroceEnd:

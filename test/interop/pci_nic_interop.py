@@ -209,7 +209,7 @@ def run_case(rig, case, role, runner, config, logdir):
                         f"server, not {PINGS} each"), c_out + s_out
         return None, c_out + s_out
     finally:
-        rig.gx(srv_n, f"killall {case.tool} 2>/dev/null; true")
+        rig.gkill(srv_n, case.tool)
 
 
 def run_cycle(args, mtu, runner, pmd, logdir):

@@ -74,7 +74,7 @@ class GuestServer(interop.GuestJob):
         return self.rig.gx(1, f"netstat -ltn | grep -q ':{QPERF_PORT} '").returncode == 0
 
     def stop(self):
-        self.rig.gx(1, "killall qperf 2>/dev/null; true")
+        self.rig.gkill(1, "qperf")
 
 
 class DroceServer:

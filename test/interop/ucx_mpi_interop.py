@@ -139,7 +139,7 @@ def ucx_pair(rig, role, runner, config, tls, args):
         dt = time.time() - t0
         src, sout = server.wait(time.time() + 20)
         if src is None:
-            rig.gx(1, "killall -9 ucx_perftest 2>/dev/null; true")
+            rig.gkill(1, "ucx_perftest", "KILL")
         return p.returncode, p.stdout + p.stderr, src, sout, " ".join(cmd), dt
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen(rig.nsexec(droce + ["-p", str(PERF_PORT)]), stdout=log,

@@ -184,7 +184,7 @@ def run_case(rig, case, gid, runner, config, dump, logdir):
         if dproc is not None and dproc.poll() is None:
             dproc.kill()
             dproc.wait()
-        rig.gx(1, f"killall {gcmd.split()[0]} 2>/dev/null; true")
+        rig.gkill(1, gcmd.split()[0])
         dropped = cap.stop()
     with open(os.path.join(logdir, tag + "-guest.log"), "w") as f:
         f.write(f"{gcmd}\n(exit {grc})\n{gout}")
