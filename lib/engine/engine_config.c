@@ -82,7 +82,8 @@ static int parse_lcores(struct engine_config *c, const char *v)
 #define ENGINE_UINT_KEYS(X) \
 	X(mbufs) X(mbuf_size) X(rxd) X(txd) X(idle_sleep_us) X(idle_sleep_max_us) \
 	X(neigh_retry_ms) X(neigh_retries) X(neigh_reachable_s) X(link_poll_ms) \
-	X(start_wait_ms) X(link_wait_ms) X(pdump) X(tx_zero_copy) X(fault_drop) X(fault_dup) \
+	X(start_wait_ms) X(link_wait_ms) X(pdump) X(tx_zero_copy) \
+	X(tx_checksum_offload) X(fault_drop) X(fault_dup) \
 	X(fault_reorder) X(fault_delay) \
 	X(fault_delay_us) X(fault_corrupt) X(fault_ce) X(fault_ce_frames) X(bottleneck_mbps) \
 	X(bottleneck_mark_kb) X(bottleneck_mark_max_kb) X(bottleneck_mark_pmax) \

@@ -22,10 +22,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 
 #include "engine_private.h"
 #include "env.h"
@@ -49,6 +51,7 @@ static int configure(struct engine_shard *p, bool *extbuf)
 	const struct env_port_conf conf = {
 		.mtu = cfg->mtu, .rxd = engine_cfg.rxd, .txd = engine_cfg.txd,
 		.queues = p->n_shards, .pools = pools,
+		.ipv4_cksum = engine_cfg.tx_checksum_offload != 0,
 	};
 	struct env_port_info info = { .mtu = cfg->mtu, .driver = "" };
 	unsigned int k;
@@ -67,6 +70,7 @@ static int configure(struct engine_shard *p, bool *extbuf)
 		ENGINE_LOG(INFO, "%s: port %u admits MTU %u; device MTU stays %u", cfg->name,
 			   p->port, info.mtu, cfg->mtu);
 	*extbuf = port_takes_extbuf(info.driver);
+	p->tx_ip_cksum = rc == 0 && info.tx_ipv4_cksum;
 	if (rc == 0 && rte_log_can_log((uint32_t)engine_logtype, RTE_LOG_INFO)) {
 		char line[1024];
 
@@ -103,6 +107,7 @@ static void shard_start(struct engine_shard *s, bool extbuf)
 	s->n_tx = 0;
 	s->tx_stalled = false;
 	s->tx_extbuf = extbuf;
+	s->tx_ip_cksum = s->primary->tx_ip_cksum;
 	s->kick_fd = env_port_kick_fd(s->port, s->queue);
 	if (s->kick_fd >= 0)
 		ENGINE_LOG(INFO, "port %u queue %u: af_packet socket %d, kicked when TX goes quiet",
@@ -350,6 +355,41 @@ static uint64_t kick_time(void)
 	return rte_rdtsc() + rte_get_tsc_hz() / 1000000 * ENGINE_KICK_US;
 }
 
+/*
+ * A port that sums IPv4 headers (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) gets the frames' headers with
+ * the checksum field 0, as DPDK asks for RTE_MBUF_F_TX_IP_CKSUM, and their lengths. Here, not
+ * where frames are built: the faults, the bottleneck's CE marks and the neighbour code all end
+ * at the flush, which also runs again over frames a full port left (the same result). The
+ * ICRC does not cover the field (it is masked), so it was computed over either value.
+ */
+static void tx_ip_cksum(struct rte_mbuf *const *tx, uint16_t n)
+{
+	uint16_t i, type;
+	uint32_t l2, l3;
+	uint8_t *f;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = tx[i];
+
+		f = rte_pktmbuf_mtod(m, uint8_t *);
+		l2 = RTE_ETHER_HDR_LEN;
+		if (unlikely(m->data_len < l2 + RTE_VLAN_HLEN + sizeof(struct rte_ipv4_hdr)))
+			continue;
+		memcpy(&type, f + l2 - 2, 2);
+		if (type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+			l2 += RTE_VLAN_HLEN;
+			memcpy(&type, f + l2 - 2, 2);
+		}
+		l3 = (uint32_t)(f[l2] & 0xf) * 4;
+		if (type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || m->data_len < l2 + l3)
+			continue;
+		memset(f + l2 + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0, 2);
+		m->l2_len = l2;
+		m->l3_len = l3;
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	}
+}
+
 unsigned int engine_shard_flush(struct engine_shard *edev)
 {
 	uint16_t i, sent;
@@ -361,6 +401,8 @@ unsigned int engine_shard_flush(struct engine_shard *edev)
 		drop_tx(edev);
 		return 0;
 	}
+	if (unlikely(edev->tx_ip_cksum))
+		tx_ip_cksum(edev->tx, edev->n_tx);
 	sent = rte_eth_tx_burst(edev->port, edev->queue, edev->tx, edev->n_tx);
 	/* Only what the port took: a full port must not make every retry cost O(n_tx). */
 	for (i = 0; i < sent; i++)

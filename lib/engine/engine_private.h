@@ -57,6 +57,7 @@ struct engine_config {
 	unsigned int idle_sleep_us;	/**< dedicated lcore: sleep when idle (0: busy poll) */
 	unsigned int idle_sleep_max_us;	/**< idle sleeps double up to it (0: idle_sleep_us) */
 	unsigned int tx_zero_copy;	/**< attach registered memory to TX mbufs where safe */
+	unsigned int tx_checksum_offload;	/**< IPv4 header checksums by the port if it can */
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */
@@ -230,6 +231,9 @@ struct engine_shard {
 	/** Zero-copy TX (transport_env.extbuf_ok): the port hands frames to a reader in this
 	 *  process (net_ring) and frees them after, so they may point into registered memory. */
 	bool tx_extbuf;
+	/** The port sums the IPv4 headers (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM, [engine]
+	 *  tx_checksum_offload): a flush hands them over (engine_port.c, tx_ip_cksum()). */
+	bool tx_ip_cksum;
 	struct rte_mbuf *tx[ENGINE_TXBUF];
 	struct droce_counters cnt;	/**< written by the serving instance only */
 	/** fault.on || bneck.on: the transport's frames take engine_env_tx()'s slow path. */

@@ -93,6 +93,7 @@ struct env_port_conf {
 	uint16_t rxd, txd;		/**< descriptors per queue, adjusted to the PMD's limits */
 	uint16_t queues;		/**< queue pairs wanted (at least 1) */
 	struct rte_mempool *const *pools;	/**< mbufs of receive queue k: pools[k] */
+	bool ipv4_cksum;		/**< let the port sum IPv4 headers where it can */
 };
 
 /** What env_port_configure() found out about the port. */
@@ -100,6 +101,7 @@ struct env_port_info {
 	uint16_t mtu;		/**< the ethdev MTU set: the device's, or less if the PMD admits less */
 	const char *driver;	/**< the PMD's name ("net_ring", ...) */
 	uint16_t queues;	/**< queue pairs set up: as wanted, or fewer if the PMD has fewer */
+	bool tx_ipv4_cksum;	/**< RTE_ETH_TX_OFFLOAD_IPV4_CKSUM configured (conf.ipv4_cksum) */
 };
 
 /**
@@ -116,6 +118,8 @@ uint16_t env_port_max_queues(uint16_t port);
  * The ethdev MTU is the device's or the PMD's limit (max_mtu, max_rx_pktlen), whichever is
  * smaller: some PMDs carry more than they report. Frames larger than one mbuf need a port
  * that scatters (receive offload enabled); chained mbufs are sent where the PMD takes them.
+ * With @p conf->ipv4_cksum, a port that reports the IPv4 header checksum TX offload gets it
+ * configured (@p info->tx_ipv4_cksum): its frames may leave with the checksum to fill.
  * @return 0 with @p info filled, -EINVAL if frames of the MTU need scatter the port lacks,
  * or the ethdev layer's error.
  */

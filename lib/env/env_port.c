@@ -138,6 +138,10 @@ int env_port_configure(uint16_t port, const struct env_port_conf *conf,
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	out->tx_ipv4_cksum = conf->ipv4_cksum &&
+			     (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+	if (out->tx_ipv4_cksum)
+		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 	if (nq > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		ec.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &

@@ -65,6 +65,9 @@ static const struct verbs_cfg_key keys[] = {
 	B("engine", "tx_zero_copy", "1",
 	  "send payloads of 512 bytes and more straight from registered memory on in-process "
 	  "(net_ring) ports"),
+	B("engine", "tx_checksum_offload", "1",
+	  "let a port that reports it (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM: e1000, ixgbe, i40e, ice, "
+	  "mlx5, net_tap) fill the IPv4 header checksums; 0: droce's own, as on ports without"),
 	B("engine", "pdump", "1", "let dpdk-dumpcap capture the ports (rte_pdump_init(); it "
 	  "needs shared config and hugepages: doc/observability.md)"),
 	U("engine", "fault_drop", "0", 0, 1000, "drop this many per mille of the RoCE frames sent "

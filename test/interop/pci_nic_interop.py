@@ -212,6 +212,15 @@ def run_case(rig, case, role, runner, config, logdir):
         rig.gkill(srv_n, case.tool)
 
 
+def checksum_offload_used(line):
+    """@line (droce's port line) shows IPV4_CKSUM in use if the port reports it."""
+    reported = re.search(r"TX offloads ([^;]*);", line)
+    used = re.search(r"in use: RX [^,]*(?:,[^ ,]*)*, TX ([^ ]*)", line)
+    if reported is None or "IPV4_CKSUM" not in reported.group(1):
+        return True
+    return used is not None and "IPV4_CKSUM" in used.group(1)
+
+
 def run_cycle(args, mtu, runner, pmd, logdir):
     """One rig at @mtu: up, every case in both roles, down (always). @return (passed, failed)."""
     rig = interop.Rig(os.path.abspath(args.rig), 2, mtu)
@@ -233,6 +242,8 @@ def run_cycle(args, mtu, runner, pmd, logdir):
                     err = "droce logged no port line (PMD and offloads)"
                 elif err is None and pmd not in m.group(0):
                     err = f"the port is not {pmd}'s: {m.group(0)}"
+                elif err is None and not checksum_offload_used(m.group(0)):
+                    err = f"the port reports IPV4_CKSUM and droce does not use it: {m.group(0)}"
                 if m and port_line is None:
                     port_line = m.group(0).strip()
                     interop.log(f"pci: {port_line}")
