@@ -16,19 +16,9 @@
 # usage: afpacket_kick.sh UC_PINGPONG
 set -u
 pp=$1
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
 command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
-ns=drocekick$$
-tmp=$(mktemp -d)
-cleanup() {
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add "$ns" || { echo "SKIP: cannot make a network namespace"; exit 77; }
-nsx() { ip netns exec "$ns" "$@"; }
-nsx ip link set lo up
+. "$(dirname "$0")/netns.sh"
+netns_setup drocekick
 nsx ip link add kicka type veth peer name kickb || { echo "SKIP: no veth"; exit 77; }
 nsx ip link set kicka up
 nsx ip link set kickb up
@@ -54,29 +44,10 @@ EOF
 config kicka kicka 02:47:00:00:01:0a 10.48.0.1
 config kickb kickb 02:47:00:00:01:0b 10.48.0.2
 
-args=(-g 1 -m 1024 -s 262144 -n 50 -c -p 18611)
-nsx env DROCE_CONFIG="$tmp/kickb.ini" timeout 60 "$pp" "${args[@]}" > "$tmp/server.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do
-	nsx ss -ltnH 'sport = :18611' | grep -q . && break
-	sleep 0.1
-done
-nsx env DROCE_CONFIG="$tmp/kicka.ini" timeout 60 "$pp" "${args[@]}" 127.0.0.1 \
-	> "$tmp/client.log" 2>&1
-crc=$?
-wait $server
-src=$?
-echo "== client (exit $crc)"; cat "$tmp/client.log"
-echo "== server (exit $src)"; cat "$tmp/server.log"
-echo "== tc -s qdisc show dev kicka"; nsx tc -s qdisc show dev kicka
 fail=0
-if [ $crc != 0 ] || [ $src != 0 ]; then
-	echo "FAIL: the ping-pong did not finish (exit $crc / $src; 124: timed out)"
+pingpong "$pp" "$tmp/kickb.ini" "$tmp/kicka.ini" "" -g 1 -m 1024 -s 262144 -n 50 -c -p 18611 ||
 	fail=1
-fi
-for f in client server; do
-	grep -q "^50 iters in" "$tmp/$f.log" || { echo "FAIL: $f did not report 50 iterations"; fail=1; }
-done
+echo "== tc -s qdisc show dev kicka"; nsx tc -s qdisc show dev kicka
 kicked=$(grep -o 'tx_ring_kicked=[0-9]*' "$tmp/client.log" | head -1 | cut -d= -f2)
 if [ -z "$kicked" ] || [ "$kicked" = 0 ]; then
 	echo "FAIL: the sender's counters show no tx_ring_kicked: its socket buffer never filled," \

@@ -17,19 +17,9 @@
 # usage: tap_cksum.sh RC_PINGPONG
 set -u
 pp=$1
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
 [ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
-ns=drocecsum$$
-tmp=$(mktemp -d)
-cleanup() {
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add "$ns" || { echo "SKIP: cannot make a network namespace"; exit 77; }
-nsx() { ip netns exec "$ns" "$@"; }
-nsx ip link set lo up
+. "$(dirname "$0")/netns.sh"
+netns_setup drocecsum
 
 config() {	# NAME DEVARGS MAC IP OFFLOAD
 	cat > "$tmp/$1.ini" <<EOF
@@ -50,35 +40,12 @@ EOF
 
 fail=0
 run() {	# OFFLOAD
-	local off=$1 port=$((18621 + $1)) crc src line bad
+	local off=$1 port=$((18621 + $1)) line bad
 	config tapsrv net_tap_csum,iface=csumtap0 02:47:00:00:02:0a 10.49.0.1 "$off"
 	config pktcli net_af_packet_csum,iface=csumtap0,qpairs=1 02:47:00:00:02:0b 10.49.0.2 1
-	local args=(-g 1 -m 1024 -s 4096 -n 50 -c -p $port)
-	nsx env DROCE_CONFIG="$tmp/tapsrv.ini" timeout 60 "$pp" "${args[@]}" \
-		> "$tmp/server$off.log" 2>&1 &
-	local server=$!
-	# The tap netdev exists and is up once the server's port started; it listens after.
-	for _ in $(seq 200); do
-		nsx ss -ltnH "sport = :$port" | grep -q . && break
-		sleep 0.1
-	done
-	nsx env DROCE_CONFIG="$tmp/pktcli.ini" timeout 60 "$pp" "${args[@]}" 127.0.0.1 \
-		> "$tmp/client$off.log" 2>&1
-	crc=$?
-	wait $server
-	src=$?
-	echo "== tx_checksum_offload = $off: server on net_tap (exit $src)"
-	cat "$tmp/server$off.log"
-	echo "== client on net_af_packet (exit $crc)"
-	cat "$tmp/client$off.log"
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		echo "FAIL: offload $off: the ping-pong did not finish (exit $crc / $src; 124: timed out)"
-		fail=1
-	fi
-	for f in client server; do
-		grep -q "^50 iters in" "$tmp/$f$off.log" ||
-			{ echo "FAIL: offload $off: $f did not report 50 iterations"; fail=1; }
-	done
+	echo "== tx_checksum_offload = $off: the server on net_tap, the client on net_af_packet"
+	pingpong "$pp" "$tmp/tapsrv.ini" "$tmp/pktcli.ini" "$off" -g 1 -m 1024 -s 4096 -n 50 -c \
+		-p $port || fail=1
 	line=$(grep -o 'in use: RX [^;]*' "$tmp/server$off.log" | head -1)
 	echo "server port: $line"
 	if [ -z "$line" ]; then
