@@ -70,6 +70,16 @@ def log(msg):
     print(msg, flush=True)
 
 
+def verdict(name, err, t1):
+    """Log case @name's [PASS] or [FAIL] (@err: None or why) with its seconds since @t1.
+    @return (passed, failed): (1, 0) or (0, 1)."""
+    if err is None:
+        log(f"[PASS] {name} ({time.time() - t1:.1f} s)")
+        return 1, 0
+    log(f"[FAIL] {name} ({time.time() - t1:.1f} s): {err}")
+    return 0, 1
+
+
 class StepFailed(Exception):
     def __init__(self, step, detail):
         super().__init__(f"step {step}: {detail}")

@@ -4,8 +4,8 @@
 """droce on a PCI NIC driven by DPDK's PMD for it, inside a qemu guest of the rig (test/rig),
 against Linux Soft-RoCE in another guest: unmodified perftest and rping on both sides.
 
-usage: pci_nic_interop.py [--nic virtio|e1000e] [--mtu 1500,9000] [--only REGEX] --build DIR
-                          [--rig test/rig] --logdir DIR
+usage: pci_nic_interop.py [--nic virtio|e1000e] [--mtu 1500,9000] [--iser] [--only REGEX]
+                          --build DIR [--rig test/rig] --logdir DIR
 
 The rig has two guests (netns "drocepci"). g1 is the Soft-RoCE peer (rxe0 on eth0,
 10.47.0.1). g2 carries droce's build at its own path (droce-run, its libibverbs/librdmacm,
@@ -27,7 +27,9 @@ byte of every ping, -V). A perftest run passes when both
 sides exit 0 and the client prints its result row with the iterations asked for (printed with
 its header); an rping run when both exit 0 with no "data mismatch" and each side printed its
 20 pings (-v). droce's log (its port line at INFO: PMD, device,
-offloads reported and in use) is printed once.
+offloads reported and in use) is printed once; a port that reports IPV4_CKSUM must use it.
+With --iser, first at rig MTU 1500 (run_iser()): Debian's tgtd on droce-run in g2 serves an
+iSER LUN that g1's kernel initiator logs in to, writes and reads back, every byte checked.
 Exit: 0 all passed, 1 a failure, 77 the rig cannot run here.
 """
 import os
@@ -38,6 +40,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("DROCE_INTEROP_NS", "drocepci")
 import interop  # noqa: E402  (the rig: preflight, Rig, log, StepFailed)
+import iser_interop  # noqa: E402  (Initiator: open-iscsi in g1)
 
 TOP = interop.TOP
 PCI = "0000:00:05.0"
@@ -54,6 +57,8 @@ NICS = {"virtio": ("librte-net-virtio23", "net_virtio"),
 PERF_ROW = re.compile(r"^\s*(#bytes.*)\n(\s*\d+\s+(\d+)\s+.*)$", re.M)
 PING_LINE = re.compile(r"ping data: rdma-ping-\d+: ", re.M)
 PINGS = 20
+ISER_MB = 8
+ISER_BINS = ["/usr/sbin/tgtd", "/usr/sbin/tgtadm", "/usr/bin/dd"]
 LINK_LINE = re.compile(r"^.*droce engine: pci0: port \d+(?: started|: link).*$", re.M)
 PORT_LINE = re.compile(r"^.*droce engine: pci0: port \d+: driver .*$", re.M)
 
@@ -212,6 +217,89 @@ def run_case(rig, case, role, runner, config, logdir):
         rig.gkill(srv_n, case.tool)
 
 
+def run_iser(rig, runner, config, logdir):
+    """Debian's unmodified tgtd on droce-run in g2, on the PCI port, serves an iSER LUN of
+    ISER_MB MiB (a file in g2's /tmp); g1's kernel iSER initiator (open-iscsi) logs in over
+    rxe0 to droce's address, writes random bytes over the whole LUN with O_DIRECT (64 KiB
+    blocks), which the file in g2 then holds, reads them back with O_DIRECT, logs out, and
+    tgtd stops as its init script stops it, exit 0. @return None or why it failed."""
+    ini = iser_interop.Initiator(rig)
+    portal = f"{DROCE_IP}:3260"
+    tgt = interop.GuestJob(rig, 2, "/tmp/tgtd.log")
+
+    def g2(cmd, timeout=60):
+        p = rig.gx(2, cmd, timeout=timeout)
+        if p.returncode != 0:
+            raise interop.StepFailed("iser", f"g2: {cmd}: exit {p.returncode}: "
+                                     f"{(p.stdout + p.stderr).strip()[-400:]}")
+        return p.stdout
+
+    def sha(out):
+        m = re.search(r"^([0-9a-f]{64})\s", out, re.M)
+        if m is None:
+            raise interop.StepFailed("iser", f"no SHA-256 in: {out[-300:]}")
+        return m.group(1)
+
+    try:
+        t = time.time()
+        g2(f"dd if=/dev/zero of=/tmp/lun bs=1M count={ISER_MB} 2>/dev/null")
+        # pool_sz_mb: tgtd's registered buffer pool (1 GiB by default) within g2's memory
+        tgt.run_bg(guest_cmd([runner, "-c", config, "tgtd", "-f", "--iser", "pool_sz_mb=64"],
+                             300), 300)
+        t_end = time.time() + 60
+        while rig.gx(2, "tgtadm --op show --mode sys").returncode != 0:
+            if not tgt.alive() or time.time() > t_end:
+                return f"tgtd did not start: {interop.tail(tgt.output())}"
+            time.sleep(0.5)
+        steps = [f"tgtd start {time.time() - t:.1f} s"]
+        adm = "tgtadm --lld iser --mode target --tid 1"
+        g2(f"{adm} --op new -T {iser_interop.IQN} && "
+           "tgtadm --lld iser --mode logicalunit --tid 1 --lun 1 --op new -b /tmp/lun && "
+           f"{adm} --op bind -I ALL && {adm} --op bind -Q {iser_interop.INITIATOR}")
+        t = time.time()
+        ini.setup()
+        dev = ini.login(iser_interop.IQN, portal, "iser", ISER_MB << 20)
+        steps.append(f"login {time.time() - t:.1f} s")
+        t = time.time()
+        wrote = sha(ini.sh(f"/usr/bin/dd if=/dev/urandom of=/tmp/pat bs=1M count={ISER_MB} "
+                           f"2>/dev/null && /usr/bin/dd if=/tmp/pat of={dev} bs=64k "
+                           f"oflag=direct 2>/dev/null && sha256sum /tmp/pat && rm /tmp/pat",
+                           timeout=300, step="iser"))
+        steps.append(f"write {time.time() - t:.1f} s")
+        held = sha(g2("sha256sum /tmp/lun"))
+        t = time.time()
+        if held != wrote:
+            return f"g2's file is not what g1 wrote over iSER: {held} != {wrote}"
+        read = sha(ini.sh(f"/usr/bin/dd if={dev} bs=64k iflag=direct 2>/dev/null | sha256sum",
+                          timeout=300, step="iser"))
+        if read != wrote:
+            return f"g1 read {read} back, not the {wrote} it wrote"
+        steps.append(f"read {time.time() - t:.1f} s")
+        t = time.time()
+        ini.logout(iser_interop.IQN, portal, "iser")
+        # the connection leaves tgtd after its CM timewait; the target goes only then
+        g2("i=0; while tgtadm --lld iser --op show --mode target | grep -q 'Connection:'; do "
+           "[ $i -lt 150 ] || exit 1; sleep 0.1; i=$((i+1)); done", timeout=30)
+        g2(f"{adm} --op delete && tgtadm --op delete --mode system")
+        rc, out = tgt.wait(time.time() + 30)
+        steps.append(f"logout and stop {time.time() - t:.1f} s")
+        with open(os.path.join(logdir, "iser-tgtd.log"), "w") as f:
+            f.write(out)
+        if rc != 0:
+            return f"tgtd exited {rc}: {interop.tail(out)}"
+        interop.log(f"pci: iser: g1 wrote {ISER_MB} MiB over iSER (O_DIRECT, 64 KiB blocks) "
+                    f"into g2's file and read them back, every byte ({', '.join(steps)})")
+        return None
+    except interop.StepFailed as e:
+        return f"{e}; tgtd: {interop.tail(tgt.output())}"
+    finally:
+        # iscsid stays, as in iser_interop.py (the rig goes down after the cycle): killing it
+        # held g1's agent for 55 s here
+        rig.gx(1, "iscsiadm -m session >/dev/null 2>&1 && iscsiadm -m node --logoutall=all "
+                  ">/dev/null 2>&1; true")
+        rig.gkill(2, "tgtd")
+
+
 def checksum_offload_used(line):
     """@line (droce's port line) shows IPV4_CKSUM in use if the port reports it."""
     reported = re.search(r"TX offloads ([^;]*);", line)
@@ -229,6 +317,11 @@ def run_cycle(args, mtu, runner, pmd, logdir):
     try:
         rig.up()
         config = setup_g2(rig, args.nic, mtu, logdir)
+        if args.iser and mtu == 1500 and not (args.only and not re.search(args.only, "iser")):
+            t1 = time.time()
+            p, f = interop.verdict(f"iser: tgtd on droce, the kernel's initiator on rxe "
+                                   f"({args.nic})", run_iser(rig, runner, config, logdir), t1)
+            passed, failed = passed + p, failed + f
         for case in (Case(t, n, mtu) for t, n in CASES):
             if args.only and not re.search(args.only, case.name):
                 continue
@@ -271,6 +364,8 @@ def main():
     ap.add_argument("--nic", default="virtio", choices=sorted(NICS))
     ap.add_argument("--mtu", default="1500,9000", help="rig MTUs, one rig cycle each")
     ap.add_argument("--only", default=None)
+    ap.add_argument("--iser", action="store_true",
+                    help="also serve an iSER LUN from tgtd on droce (at rig MTU 1500)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     runner = os.path.join(build, "app", "droce-run", "droce-run")
@@ -282,8 +377,9 @@ def main():
     pkg, pmd = NICS[args.nic]
     os.environ["RIG_DPDK_NIC"] = f"2:{args.nic}"
     os.environ["RIG_EXTRA_PKGS"] = f"{pkg} librte-bus-pci23 librte-mempool-ring23"
-    os.environ["RIG_EXTRA_MODS"] = "uio_pci_generic"
-    os.environ["RIG_EXTRA_BINS"] = " ".join(files)
+    os.environ["RIG_EXTRA_MODS"] = "uio_pci_generic" + (" ib_iser iscsi_tcp sd_mod"
+                                                        if args.iser else "")
+    os.environ["RIG_EXTRA_BINS"] = " ".join(files + (ISER_BINS if args.iser else []))
     os.environ.setdefault("RIG_MEM", GUEST_MEM)
     logdir = interop.harness_start(args, f"pci-{args.nic}")
     if logdir is None:

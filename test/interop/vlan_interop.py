@@ -230,13 +230,9 @@ def main():
             pcp, dscp = case[4]
             name = f"{case[0]} droce={case[1]} (vlan {VID}, droce pcp {pcp} dscp {dscp})"
             t1 = time.time()
-            err = run_case(rig, case, gid, runner, config, dump, logdir)
-            if err is None:
-                passed += 1
-                interop.log(f"[PASS] {name} ({time.time() - t1:.1f} s)")
-            else:
-                failed += 1
-                interop.log(f"[FAIL] {name} ({time.time() - t1:.1f} s): {err}")
+            p, f = interop.verdict(name, run_case(rig, case, gid, runner, config, dump, logdir),
+                                   t1)
+            passed, failed = passed + p, failed + f
     except interop.StepFailed as e:
         interop.log(f"[FAIL] {e}")
         failed += 1
