@@ -9,6 +9,8 @@
 # - hugepages EAL cannot use (--huge-dir naming no hugetlbfs mount): how many pages, and the
 #   no-hugepage mode with the -m asked for;
 # - an af_packet port on an interface that does not exist: the interface and that it must;
+# - a PCI address no DPDK driver took (no such device, or one bound to a kernel driver): what
+#   a PCI port needs;
 # - an mbuf pool larger than EAL's memory: the key and its current value;
 # - more lcores per device than the engine has: the file and line of the key.
 set -u
@@ -55,6 +57,12 @@ args = $nohuge
 [device x]
 devargs = net_af_packet0,iface=droce_nosuch0" \
 	"[device x] devargs = 'net_af_packet0,iface=droce_nosuch0': no port: network interface 'droce_nosuch0' does not exist: iface= must name an existing interface"
+# EAL scans the PCI bus here (no --no-pci), finds no such device; droce says what it needs.
+case_ pci_port "[eal]
+args = --no-huge --no-shconf -m 128 -a 0000:00:1f.7 --no-telemetry --log-level=lib.eal:error
+[device x]
+devargs = 0000:00:1f.7" \
+	"[device x] devargs = '0000:00:1f.7': no port: not a virtual device (net_...): it must be the PCI address of a NIC bound to vfio-pci or uio"
 case_ mbuf_pool "[eal]
 args = $nohuge
 [engine]
@@ -68,5 +76,5 @@ args = $nohuge --lcores=0@0,(1-2)@(0-1)
 lcores = 1-2
 lcores_per_device = 3
 $pair" "$tmp/lcores_per_device.ini:5: [engine] lcores_per_device 3: more than the engine lcores"
-[ "$fail" -eq 0 ] && echo "ok: 5 start-up failures explained"
+[ "$fail" -eq 0 ] && echo "ok: 6 start-up failures explained"
 exit "$fail"
