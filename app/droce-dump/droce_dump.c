@@ -182,16 +182,41 @@ static enum droce_parse_err peek(struct dump_frame *f)
 	return get16(d + l4 + 2) == DROCE_ROCEV2_PORT ? DROCE_PARSE_OK : DROCE_PARSE_NOT_ROCE_PORT;
 }
 
-/* RoCE v2 or not (peek), then droce's verdict on a RoCE v2 frame that was captured whole. */
+/*
+ * A RoCE v2 frame cut short (a flight recording keeps 128 bytes, a capture may have a
+ * snaplen): its headers, if they were captured whole, parsed from a copy padded with zeros to
+ * the frame's length, without the ICRC. @return the parser's verdict, TRUNCATED if the
+ * headers were not all captured.
+ */
+static enum droce_parse_err parse_snapped(struct dump_frame *f)
+{
+	static uint8_t whole[65536];	/* IP length 16 bits */
+	enum droce_parse_err err;
+
+	if (f->len > sizeof(whole))
+		return DROCE_PARSE_TRUNCATED;
+	memcpy(whole, f->data, f->caplen);
+	memset(whole + f->caplen, 0, f->len - f->caplen);
+	err = droce_parse(whole, f->len, DROCE_PARSE_NO_ICRC, &f->pkt);
+	if (err != DROCE_PARSE_OK || f->pkt.payload_off > f->caplen)
+		return DROCE_PARSE_TRUNCATED;
+	f->snapped = 1;
+	f->data = whole;	/* the frame's headers are the same; pkt points here */
+	return DROCE_PARSE_OK;
+}
+
+/* RoCE v2 or not (peek), then droce's verdict on a RoCE v2 frame: captured whole, or its
+ * headers (parse_snapped()). */
 static void classify(struct dump_frame *f)
 {
 	enum droce_parse_err seen = peek(f);
 
 	f->roce = seen == DROCE_PARSE_OK || seen == DROCE_PARSE_TRUNCATED;
+	f->snapped = 0;
 	if (!f->roce)
 		f->err = seen;
 	else if (f->caplen < f->len)
-		f->err = DROCE_PARSE_TRUNCATED;    /* the ICRC cannot be checked */
+		f->err = parse_snapped(f);	/* the ICRC cannot be checked */
 	else
 		f->err = droce_parse(f->data, f->caplen, 0, &f->pkt);
 	dump_decode_mad(f);

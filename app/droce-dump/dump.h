@@ -19,6 +19,8 @@ struct dump_frame {
 	uint32_t caplen;             /**< bytes captured */
 	uint32_t len;                /**< bytes on the wire */
 	int roce;                    /**< sent to UDP port 4791 (or too short to tell) */
+	int snapped;                 /**< cut short, its headers whole (a flight recording):
+				      *   parsed as if the rest were zeros, the ICRC unchecked */
 	enum droce_parse_err err;    /**< RoCE v2: parse result; otherwise why it is not RoCE v2 */
 	int family;                  /**< AF_INET, AF_INET6, or 0: @src/@dst are MAC addresses */
 	const uint8_t *src;          /**< source address in @data, NULL if not captured */

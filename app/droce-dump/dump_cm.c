@@ -32,7 +32,8 @@ void dump_decode_mad(struct dump_frame *f)
 {
 	const struct droce_pkt *p = &f->pkt;
 
-	f->gsi = dump_frame_parsed(f) && p->opcode == DROCE_OP_UD_SEND_ONLY &&
+	/* A snapped MAD's missing bytes are not zeros: not decoded. */
+	f->gsi = dump_frame_parsed(f) && !f->snapped && p->opcode == DROCE_OP_UD_SEND_ONLY &&
 		 droce_bth_qpn(droce_pkt_bth(p)) == DROCE_GSI_QPN;
 	if (f->gsi)
 		f->mad_err = droce_mad_parse(p->hdr + p->payload_off, p->payload_len, &f->mad);

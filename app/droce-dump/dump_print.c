@@ -371,7 +371,9 @@ static void print_roce(FILE *o, const struct dump_frame *f)
 	print_ext(o, p, &r);
 	if (p->mask & DROCE_M_PAYLOAD)
 		fprintf(o, " payload %" PRIu32, p->payload_len);
-	if (f->err == DROCE_PARSE_OK)
+	if (f->snapped)
+		fputs(" icrc not captured", o);
+	else if (f->err == DROCE_PARSE_OK)
 		fputs(" icrc ok", o);
 	else
 		fprintf(o, " icrc BAD (carried 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")", p->icrc,

@@ -87,7 +87,7 @@ static int parse_lcores(struct engine_config *c, const char *v)
 	X(fault_reorder) X(fault_delay) \
 	X(fault_delay_us) X(fault_corrupt) X(fault_ce) X(fault_ce_frames) X(bottleneck_mbps) \
 	X(bottleneck_mark_kb) X(bottleneck_mark_max_kb) X(bottleneck_mark_pmax) \
-	X(bottleneck_limit_kb) X(fault_seed) X(log_counters)
+	X(bottleneck_limit_kb) X(fault_seed) X(log_counters) X(recorder)
 
 static void take_uints(struct engine_config *c, const struct verbs_kv *kv, unsigned int n)
 {
@@ -135,6 +135,11 @@ int engine_config_from(struct engine_config *c, const struct verbs_kv *kv, unsig
 	if (verbs_cfg_check_kv("engine", kv, n) < 0 || take_lcores(c, kv, n) < 0)
 		return -EINVAL;
 	take_uints(c, kv, n);
+	snprintf(c->recorder_dir, sizeof(c->recorder_dir), "%s",
+		 verbs_cfg_key_find("engine", "recorder_dir")->def);
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(kv[i].key, "recorder_dir") == 0 && kv[i].value[0] != '\0')
+			snprintf(c->recorder_dir, sizeof(c->recorder_dir), "%s", kv[i].value);
 	if (c->per_device == 0)	/* all */
 		c->per_device = c->inline_mode ? 1 : c->n_lcores;
 	if (c->per_device > (c->inline_mode ? 1 : c->n_lcores)) {

@@ -58,6 +58,8 @@ struct engine_config {
 	unsigned int idle_sleep_max_us;	/**< idle sleeps double up to it (0: idle_sleep_us) */
 	unsigned int tx_zero_copy;	/**< attach registered memory to TX mbufs where safe */
 	unsigned int tx_checksum_offload;	/**< IPv4 header checksums by the port if it can */
+	unsigned int recorder;		/**< frames each QP's flight recorder keeps (0: off) */
+	char recorder_dir[256];		/**< where recordings are written */
 	unsigned int neigh_retry_ms;	/**< ARP/NS retransmission interval */
 	unsigned int neigh_retries;	/**< requests before giving up */
 	unsigned int neigh_reachable_s;	/**< learned entries are refreshed after this */

@@ -74,7 +74,9 @@ static int qp_created(struct droce_qp *qp)
 		free(eq);
 		return rc;
 	}
-	rc = verbs_qp_attach(qp, &lc->owner);
+	rc = transport_rec_enable(eq->t, engine_cfg.recorder, engine_cfg.recorder_dir);
+	if (rc == 0)
+		rc = verbs_qp_attach(qp, &lc->owner);
 	if (rc != 0) {
 		transport_qp_destroy(eq->t);
 		free(eq);

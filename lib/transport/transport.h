@@ -74,6 +74,19 @@ struct transport_qp *transport_qp_create(struct droce_qp *qp, struct droce_count
 /** Free it; the QP is detached and about to be destroyed. */
 void transport_qp_destroy(struct transport_qp *t);
 /**
+ * Give @p t a flight recorder of @p frames entries (rounded up to a power of two, at most
+ * 4096; 0: none) writing to directory @p dir (kept, not copied): its last frames, both ways,
+ * with its state as each passed, written as a pcap and a JSON when it enters ERR
+ * (transport_rec.c). @return 0, or -ENOMEM.
+ */
+int transport_rec_enable(struct transport_qp *t, unsigned int frames, const char *dir);
+/**
+ * Write @p t's recording now (@p why goes into the JSON): @p dir/droce-rec-DEV-qpN-PID-US.pcap
+ * and .json, their common path without the suffix into @p path (@p len bytes; may be NULL).
+ * Owner only. @return 0, -ENODATA (no recorder), or the file error.
+ */
+int transport_rec_write(struct transport_qp *t, const char *why, char *path, size_t len);
+/**
  * The QP's attributes changed (droce_modify_qp() applied by the owner): re-read state, PSNs,
  * path, timeouts; cancel timers in RESET/ERR. The transport keeps its own copy of the state
  * (read here, and after its own verbs calls that may move it), so every modify applied must

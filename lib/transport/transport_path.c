@@ -282,6 +282,8 @@ int transport_pkt_send(struct transport_env *env, struct transport_qp *t, struct
 	t->cnt.tx_packets++;
 	t->cnt.tx_bytes += rte_pktmbuf_pkt_len(m);
 	transport_cc_sent(env, t, rte_pktmbuf_pkt_len(m));
+	if (unlikely(t->rec != NULL))
+		transport_rec_frame(env, t, m, TREC_TX);
 	env->tx(env, t->dev, m);
 	return 0;
 }

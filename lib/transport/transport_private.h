@@ -30,6 +30,7 @@
 
 #include "transport_dcqcn.h"
 #include "transport.h"
+#include "transport_rec.h"
 
 extern int transport_logtype;
 #define TRANSPORT_LOG(level, fmt, ...) \
@@ -210,6 +211,7 @@ struct transport_qp {
 	 *  and the mark is checked before the QP is acted on. */
 	enum ibv_qp_state state;
 	const uint32_t *fatal;		/**< verbs_qp_fatal_mark() */
+	struct trec *rec;		/**< the flight recorder, or NULL (off) */
 	enum ibv_qp_type type;
 	uint32_t qpn;
 	uint32_t dqpn;
@@ -495,5 +497,10 @@ static inline bool resp_pending(const struct transport_qp *t)
 {
 	return t->resp.out_head != t->resp.out_tail;
 }
+
+/* transport_rec.c: record @p m (owner, t->rec set); write the recording at ERR, once. */
+void transport_rec_frame(struct transport_env *env, struct transport_qp *t,
+			 const struct rte_mbuf *m, enum trec_dir dir);
+void transport_rec_err(struct transport_qp *t);
 
 #endif /* TRANSPORT_PRIVATE_H */

@@ -42,8 +42,11 @@ void transport_state_sync(struct transport_qp *t)
 {
 	verbs_qp_apply_fatal(t->qp);
 	t->state = verbs_qp_cur_state(t->qp);
-	if (t->state == IBV_QPS_ERR)
+	if (t->state == IBV_QPS_ERR) {
 		transport_forget_wqes(t);
+		if (unlikely(t->rec != NULL))
+			transport_rec_err(t);
+	}
 }
 
 void transport_apply_fatal(struct transport_qp *t)
@@ -96,6 +99,7 @@ void transport_qp_destroy(struct transport_qp *t)
 {
 	if (t == NULL)
 		return;
+	rte_free(t->rec);
 	rte_free(t->req.ring);
 	rte_free(t);
 }
@@ -160,10 +164,14 @@ void transport_qp_modified(struct transport_env *env, struct transport_qp *t, in
 		transport_req_reset(t, 0);
 		transport_resp_reset(t);
 		transport_dcqcn_init(&t->cc, t->cc.p);
+		if (t->rec != NULL)
+			t->rec->written = false;	/* its next ERR is written too */
 		return;
 	}
 	if (st == IBV_QPS_ERR) {
 		transport_forget_wqes(t);
+		if (unlikely(t->rec != NULL))
+			transport_rec_err(t);
 		return;
 	}
 	apply_attrs(env, t, attr_mask);
@@ -179,6 +187,8 @@ enum transport_verdict transport_rx(struct transport_env *env, struct transport_
 	enum ibv_qp_state st;
 
 	transport_fatal_check(t);	/* a fatal QP enters ERR before it takes the frame */
+	if (unlikely(t->rec != NULL))
+		transport_rec_frame(env, t, m, TREC_RX);
 	st = transport_state(t);
 	/* Per QP only: the device counted the frame when its port received it (engine). */
 	t->cnt.rx_packets++;

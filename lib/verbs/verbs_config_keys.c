@@ -68,6 +68,12 @@ static const struct verbs_cfg_key keys[] = {
 	B("engine", "tx_checksum_offload", "1",
 	  "let a port that reports it (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM: e1000, ixgbe, i40e, ice, "
 	  "mlx5, net_tap) fill the IPv4 header checksums; 0: droce's own, as on ports without"),
+	U("engine", "recorder", "0", 0, 4096,
+	  "each QP keeps its last this many frames (the first 128 bytes of each) and its "
+	  "transport state with each, written to recorder_dir as a pcap and a JSON when the QP "
+	  "enters ERR (doc/observability.md); 0: off"),
+	{ "engine", "recorder_dir", VERBS_CFG_TEXT, "/tmp", 0, 200, NULL,
+	  "the directory the flight recorder writes to" },
 	B("engine", "pdump", "1", "let dpdk-dumpcap capture the ports (rte_pdump_init(); it "
 	  "needs shared config and hugepages: doc/observability.md)"),
 	U("engine", "fault_drop", "0", 0, 1000, "drop this many per mille of the RoCE frames sent "

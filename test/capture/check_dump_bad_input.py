@@ -143,8 +143,16 @@ def frame_cases(c, d, cap):
     c.run("BTH TVer 1", [p], 1, out=["RoCE v2 rejected: BAD_TVER", "BAD_TVER"])
     p = variant(cap, d, "unknown-opcode", edit_first_roce(set_byte(0, 0x1f)))
     c.run("unknown opcode", [p], 1, out=["UNKNOWN_OPCODE"])
-    p = variant(cap, d, "roce-cut", cut_first(lambda fr: roce_offset(fr) is not None, 60))
-    c.run("RoCE v2 frame captured truncated", [p], 1, out=["TRUNCATED", "[captured 60 of"])
+    # Cut inside the BTH: its headers are not whole, the frame is rejected.
+    p = variant(cap, d, "roce-cut", cut_first(lambda fr: roce_offset(fr) is not None, 50))
+    c.run("RoCE v2 frame captured truncated", [p], 1, out=["TRUNCATED", "[captured 50 of"])
+    # Cut after its headers (a snaplen, a flight recording): decoded, the ICRC not checked.
+    first = next(fr for _, fr in read_pcap(cap)[2] if roce_offset(fr) is not None)
+    p = variant(cap, d, "roce-snapped", cut_first(lambda fr: roce_offset(fr) is not None,
+                                                  len(first) - 4))
+    c.run("RoCE v2 frame cut after its headers", [p], 0,
+          out=["icrc not captured [captured %d of %d bytes]" % (len(first) - 4, len(first)),
+               " 0 bad"])
     p = variant(cap, d, "tcp-cut", cut_first(lambda fr: roce_offset(fr) is None, 40))
     c.run("TCP frame captured truncated", [p], 0, out=["[captured 40 of", " 0 bad"])
     with open(cap, "rb") as f:

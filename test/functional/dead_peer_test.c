@@ -104,19 +104,6 @@ static void traffic_end(struct traffic *b)
 	fn_pair_destroy(b->ep);
 }
 
-static void post_write(struct fn_ep *e, struct fn_mem *m, uint64_t id, uint64_t raddr,
-		       uint32_t rkey)
-{
-	struct ibv_sge sg = { (uintptr_t)m->buf, 64, m->mr->lkey };
-	struct ibv_send_wr w = { .wr_id = id, .sg_list = &sg, .num_sge = 1,
-				 .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr *bad;
-
-	w.wr.rdma.remote_addr = raddr;
-	w.wr.rdma.rkey = rkey;
-	CHECK_EQ(droce_post_send(e->qp, &w, &bad), 0);
-}
-
 /* The next completion of @p cq, while @p b keeps running. */
 static struct ibv_wc wait_with_traffic(struct droce_cq *cq, struct traffic *b)
 {
@@ -153,7 +140,7 @@ static void dead_peer(struct traffic *b)
 	ep[1].qp = NULL;
 	t0 = rte_get_tsc_cycles();
 	for (i = 1; i <= N_WR; i++)
-		post_write(&ep[0], &m, (uint64_t)i, 0x1000, 0x1234);
+		fn_post_write(&ep[0], &m, 64, (uint64_t)i, 0x1000, 0x1234);
 	wc = wait_with_traffic(ep[0].scq, b);
 	us = (double)(rte_get_tsc_cycles() - t0) * 1e6 / (double)rte_get_tsc_hz();
 	printf("RETRY_EXC_ERR after %.1f ms (%d x %.1f ms = %.1f ms expected)\n", us / 1000,

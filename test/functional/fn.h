@@ -220,6 +220,20 @@ static inline bool fn_all(const uint8_t *p, size_t len, uint8_t v)
 	return true;
 }
 
+/* A signaled WRITE @p id of @p len bytes from @p m's start to @p raddr under @p rkey. */
+static inline void fn_post_write(struct fn_ep *e, const struct fn_mem *m, uint32_t len,
+				 uint64_t id, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = { (uintptr_t)m->buf, len, m->mr->lkey };
+	struct ibv_send_wr w = { .wr_id = id, .sg_list = &sg, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	w.wr.rdma.remote_addr = raddr;
+	w.wr.rdma.rkey = rkey;
+	CHECK_EQ(droce_post_send(e->qp, &w, &bad), 0);
+}
+
 /* One completion from @p cq, driving the engine meanwhile; fails after FN_TIMEOUT_S. */
 static inline struct ibv_wc fn_wait(struct droce_cq *cq)
 {
