@@ -14,6 +14,7 @@
  * error reply, {"/droce/...": null}.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ struct tel_snap {
 	/* request */
 	const char *name;
 	uint32_t qpn;			/* NO_QPN: no QP asked for */
+	bool record;			/* write the QP's flight recording */
 	/* answer (nothing is read from the engine once the lifecycle lock is released) */
 	struct engine_shard *edev;
 	struct engine_shard *cur;		/* the shard snap_op() reads */
@@ -79,6 +81,8 @@ struct tel_snap {
 	uint32_t n_cq;			/* CQs used by the device's QPs */
 	struct tel_cq cq[TEL_MAX_CQS];
 	struct engine_cc_view cc;	/* [dcqcn] as the device applies it */
+	int rec_rc;			/* transport_rec_write() */
+	char rec_path[PATH_MAX];	/* its files without .pcap / .json */
 };
 
 /* ---- Snapshots (on the instance that owns the device) ---- */
@@ -146,6 +150,11 @@ static void snap_op(struct engine_inst *lc, void *arg)
 			continue;
 		s->qp_found = true;
 		qp_fill(&s->qp, eq);
+		if (s->record)
+			s->rec_rc = eq->t != NULL ? transport_rec_write(eq->t, "asked by telemetry",
+									 s->rec_path,
+									 sizeof(s->rec_path))
+						  : -ENODATA;
 		if (eq->t != NULL)
 			s->cnt = *transport_qp_counters(eq->t);
 		else
@@ -215,10 +224,10 @@ static int snap_view(const struct engine_view *v, void *arg)
 
 /*
  * Parse "DEVICE" (@p want_qpn false) or "DEVICE,QPN" (QPN decimal or 0x hex) and take the
- * snapshot. @return the snapshot (free() it) or NULL: bad parameters, unknown device,
- * engine not running.
+ * snapshot; with @p record, the QP's flight recording is written meanwhile. @return the
+ * snapshot (free() it) or NULL: bad parameters, unknown device, engine not running.
  */
-static struct tel_snap *snap_take(const char *params, bool want_qpn)
+static struct tel_snap *snap_take(const char *params, bool want_qpn, bool record)
 {
 	struct tel_snap *s;
 	char name[sizeof(((struct droce_device_cfg *)0)->name)], *comma, *end;
@@ -235,6 +244,7 @@ static struct tel_snap *snap_take(const char *params, bool want_qpn)
 		return NULL;
 	s->name = name;
 	s->qpn = NO_QPN;
+	s->record = record;
 	if (want_qpn) {
 		*comma = '\0';
 		errno = 0;
@@ -380,7 +390,7 @@ static void put_shards(struct rte_tel_data *d, const struct tel_snap *s)
 
 static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, false);
+	struct tel_snap *s = snap_take(params, false, false);
 	char mac[RTE_ETHER_ADDR_FMT_SIZE];
 
 	RTE_SET_USED(cmd);
@@ -408,7 +418,7 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int tel_counters(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, false);
+	struct tel_snap *s = snap_take(params, false, false);
 
 	RTE_SET_USED(cmd);
 	if (s == NULL)
@@ -421,7 +431,7 @@ static int tel_counters(const char *cmd, const char *params, struct rte_tel_data
 
 static int tel_dcqcn(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, false);
+	struct tel_snap *s = snap_take(params, false, false);
 	static const char *const ecn[] = { "off", "ect1", "ect0", "ce" };
 	const struct engine_cc_view *c;
 
@@ -453,7 +463,7 @@ static int tel_dcqcn(const char *cmd, const char *params, struct rte_tel_data *d
 
 static int tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, false);
+	struct tel_snap *s = snap_take(params, false, false);
 	uint32_t i;
 
 	RTE_SET_USED(cmd);
@@ -468,7 +478,7 @@ static int tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int tel_qp(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, true);
+	struct tel_snap *s = snap_take(params, true, false);
 
 	RTE_SET_USED(cmd);
 	if (s == NULL)
@@ -479,9 +489,34 @@ static int tel_qp(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static int tel_record(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tel_snap *s = snap_take(params, true, true);
+
+	RTE_SET_USED(cmd);
+	if (s == NULL)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "qpn", s->qp.qpn);
+	if (s->rec_rc == 0) {
+		char file[PATH_MAX + 8];
+
+		snprintf(file, sizeof(file), "%s.pcap", s->rec_path);
+		rte_tel_data_add_dict_string(d, "pcap", file);
+		snprintf(file, sizeof(file), "%s.json", s->rec_path);
+		rte_tel_data_add_dict_string(d, "json", file);
+	} else {
+		rte_tel_data_add_dict_string(d, "error", s->rec_rc == -ENODATA ?
+					     "the flight recorder is off ([engine] recorder = 0)" :
+					     strerror(-s->rec_rc));
+	}
+	free(s);
+	return 0;
+}
+
 static int tel_qp_counters(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, true);
+	struct tel_snap *s = snap_take(params, true, false);
 
 	RTE_SET_USED(cmd);
 	if (s == NULL)
@@ -494,7 +529,7 @@ static int tel_qp_counters(const char *cmd, const char *params, struct rte_tel_d
 
 static int tel_cqs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tel_snap *s = snap_take(params, false);
+	struct tel_snap *s = snap_take(params, false, false);
 	char key[16];
 	uint32_t i;
 
@@ -578,6 +613,8 @@ RTE_INIT(engine_telemetry_register)
 		"Returns a QP's type, state, PSNs, outstanding WRs, queues. Params: device,qpn");
 	rte_telemetry_register_cmd("/droce/qp_counters", tel_qp_counters,
 		"Returns a QP's counters. Parameters: device,qpn");
+	rte_telemetry_register_cmd("/droce/record", tel_record,
+		"Writes a QP's flight recording (pcap, JSON); returns the files. Params: device,qpn");
 	rte_telemetry_register_cmd("/droce/cqs", tel_cqs,
 		"Returns the CQs of a droce device's QPs: depth, filled. Parameter: device");
 	rte_telemetry_register_cmd("/droce/lcores", tel_lcores,

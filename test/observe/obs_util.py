@@ -30,6 +30,7 @@ class App:
 
     def __init__(self, exe, config, prefix, eal=None, env=None):
         self.prefix = prefix
+        self.config = config
         args = [exe] + (eal or ['--no-huge', '--no-shconf', '-m', '512', '--no-pci',
                                 '-l', '0-1', '--log-level=lib.eal:error'])
         args.append('--file-prefix=' + prefix)

@@ -10,6 +10,7 @@ Usage: observe_test.py OBS_APP CONFIG CHECK
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -236,7 +237,60 @@ def shards_steering(app, tel):
     print('droce0 steering: %s' % before['droce0']['steering'])
 
 
+def pcap_records(path):
+    """(snaplen, [(caplen, len, bytes)]) of a little-endian microsecond pcap."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    magic, _, _, _, _, snaplen, link = struct.unpack('<IHHiIII', data[:24])
+    check(magic == 0xa1b2c3d4 and link == 1, '%s: not an Ethernet pcap' % path)
+    recs, off = [], 24
+    while off < len(data):
+        _, _, caplen, length = struct.unpack('<IIII', data[off:off + 16])
+        recs.append((caplen, length, data[off + 16:off + 16 + caplen]))
+        off += 16 + caplen
+    return snaplen, recs
+
+
+def flight_recording(app, tel):
+    """/droce/record,DEV,QPN writes the QP's flight recording now (recorder = 32): a pcap of
+    its last 32 frames, both ways, 128 bytes each at most, all RoCE v2 of that QP, and a JSON
+    of the same frames with the QP's state; the reply names both files. With the recorder
+    off the reply says so; a bad QPN gets the error reply."""
+    qpn = app.cmd('qpns 1')['qpns'][0]
+    app.cmd('send 20 2048')         # 2 packets each at MTU 1024, ACKs back
+    r = tel.get('/droce/record,droce1,%d' % qpn)
+    check(tel.get('/droce/record,droce1,999') is None, 'unknown QP: not the error reply')
+    if 'recorder = 32' not in open(app.config).read():
+        check(r == {'qpn': qpn, 'error': 'the flight recorder is off ([engine] recorder = 0)'},
+              'recorder off: %s' % r)
+        return
+    check(set(r) == {'qpn', 'pcap', 'json'} and r['qpn'] == qpn, 'reply: %s' % r)
+    try:
+        snaplen, recs = pcap_records(r['pcap'])
+        with open(r['json']) as f:
+            j = json.load(f)
+    finally:
+        for k in ('pcap', 'json'):
+            if os.path.exists(r[k]):
+                os.remove(r[k])
+    check(snaplen == 128 and len(recs) == 32, 'pcap: snaplen %d, %d frames' %
+          (snaplen, len(recs)))
+    for caplen, length, fr in recs:
+        check(caplen == min(length, 128) and fr[12:14] == b'\x08\x00' and
+              struct.unpack('>H', fr[36:38])[0] == 4791, 'not a RoCE v2 frame: %r' % fr[:40])
+    check(j['device'] == 'droce1' and j['qpn'] == qpn and j['why'] == 'asked by telemetry' and
+          j['state'] == 'RTS' and j['frames_recorded'] >= 40 and
+          j['overwritten'] == j['frames_recorded'] - 32 and len(j['frames']) == 32,
+          'json: %s' % {k: v for k, v in j.items() if k != 'frames'})
+    dirs = [f['dir'] for f in j['frames']]
+    check([f['len'] for f in j['frames']] == [length for _, length, _ in recs] and
+          'rx' in dirs and 'tx' in dirs, 'json frames: %s' % j['frames'][:3])
+    print('recording of droce1 QP %d: %d frames recorded, the last 32 in %s' %
+          (qpn, j['frames_recorded'], r['pcap']))
+
+
 CHECKS = {
+    'flight_recording_on_demand': flight_recording,
     'counters_match_api_and_grow': counters_match,
     'inventory_qps_cqs_psns': inventory,
     'bad_params_null_reply': bad_params,
