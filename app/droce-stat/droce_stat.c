@@ -31,6 +31,7 @@ struct opts {
 	long count;		/* intervals; 0: until interrupted */
 	long qpn;		/* -1: the device */
 	bool lcores, list, nonzero;
+	const char *recording;	/* -r: a flight recording to print */
 };
 
 static struct tel_reply cur, prev;
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 "       droce-stat [options] -l             engine lcores: busy and idle cycles\n"
 "       droce-stat [options] -L             devices and their QPs\n"
 "       droce-stat [options] -w SECONDS     wait until the process's CM listens\n"
+"       droce-stat -r FILE.json             a QP's flight recording, as a table\n"
 "Read a running droce process's counters over DPDK telemetry (no EAL needed).\n"
 "\n"
 "  -p, --file-prefix P  the process's EAL --file-prefix (default: rte)\n"
@@ -57,12 +59,14 @@ static void usage(FILE *f)
 "  -w, --wait-listen S  exit 0 once the process (started or not yet) has a listening\n"
 "                       CM id, 2 after S seconds (fractions allowed) without one\n"
 "  -z, --nonzero        only counters that are not zero (once) or that moved (-i)\n"
+"  -r, --recording F    print the flight recording F (droce-rec-*.json) and exit\n"
 "  -h, --help           this text\n"
 "      --version        the version\n"
 "Exit status: 0 ok, 1 bad options, 2 no droce process (no telemetry socket, or\n"
 "the process has no /droce/ commands) or the connection was lost or, with -w,\n"
 "nothing listened in time, 3 unknown\n"
-"device or QP, 4 a reply droce-stat cannot read.\n");
+"device or QP (-r: no such file), 4 a reply droce-stat cannot read (-r: not a\n"
+"flight recording).\n");
 }
 
 static void on_signal(int sig)
@@ -366,6 +370,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "list", no_argument, NULL, 'L' },
 		{ "nonzero", no_argument, NULL, 'z' },
 		{ "wait-listen", required_argument, NULL, 'w' },
+		{ "recording", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -377,7 +382,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->prefix = "rte";
 	o->qpn = -1;
 	o->wait = -1;
-	while ((c = getopt_long(argc, argv, "p:s:i:c:q:lLzw:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:s:i:c:q:lLzw:r:h", lo, NULL)) != -1) {
 		errno = 0;
 		switch (c) {
 		case 'p': o->prefix = optarg; break;
@@ -405,10 +410,19 @@ static void parse(int argc, char **argv, struct opts *o)
 			if (*end != '\0' || *optarg == '\0' || !(o->wait >= 0 && o->wait <= 3600))
 				die(EXIT_USAGE, "bad wait '%s' (0 to 3600 seconds)", optarg);
 			break;
+		case 'r': o->recording = optarg; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("droce-stat %s\n", DROCE_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
+	}
+	if (o->recording != NULL) {
+		/* A file, no process: nothing else applies. */
+		if (optind != argc || strcmp(o->prefix, "rte") != 0 || o->socket != NULL ||
+		    o->interval > 0 || o->count > 0 || o->qpn >= 0 || o->lcores || o->list ||
+		    o->nonzero || o->wait >= 0)
+			die(EXIT_USAGE, "-r FILE takes no other option or argument");
+		return;
 	}
 	if (optind < argc)
 		o->dev = argv[optind++];
@@ -435,6 +449,8 @@ int main(int argc, char **argv)
 	struct opts o;
 
 	parse(argc, argv, &o);
+	if (o.recording != NULL)
+		return stat_recording(o.recording);
 	if (o.socket != NULL)
 		snprintf(path, sizeof(path), "%s", o.socket);
 	else

@@ -46,6 +46,9 @@ int tel_connect(const char *path);
 /** Send @p cmd and flatten the reply into @p r.
  *  @return 0, -ENOENT (null reply: the command failed), -EPROTO, -errno. */
 int tel_query(int fd, const char *cmd, struct tel_reply *r);
+/** Print the flight recording @p path (its JSON) as a table (recording.c). @return the exit
+ *  status: EXIT_OK, EXIT_UNKNOWN (cannot open), EXIT_PROTOCOL (not a recording). */
+int stat_recording(const char *path);
 /** The entry keyed @p key, or NULL. */
 const struct tel_entry *tel_find(const struct tel_reply *r, const char *key);
 

@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from obs_util import App, check  # noqa: E402
+from obs_util import App, Telemetry, check  # noqa: E402
 
 LINE = re.compile(r'^     (\w+): (-?\d+)(?: \(([+-]\d+), (-?\d+)/s\))?$')
 
@@ -225,7 +225,55 @@ def errors(exe, app):
           'process gone: exit %d: %s' % (s.returncode, err))
 
 
+def recording(exe, app):
+    """-r FILE.json: a flight recording written by /droce/record (recorder = 32) as a table,
+    a row per frame with the JSON's values; files that are not recordings: 4, a missing
+    file: 3, -r with anything else: 1."""
+    qpn = app.cmd('qpns 1')['qpns'][0]
+    app.cmd('send 20 2048')
+    tel = Telemetry(app.runtime_dir)
+    r = tel.get('/droce/record,droce1,%d' % qpn)
+    tel.close()
+    check(set(r) == {'qpn', 'pcap', 'json'}, 'reply: %s' % r)
+    try:
+        with open(r['json']) as f:
+            text = f.read()
+        j = json.loads(text)
+        out, _ = stat(exe, ['-r', r['json']])
+        print(out)
+        lines = out.splitlines()
+        check(lines[0] == 'recording: droce1 QP %d -> %d, asked by telemetry, state RTS: %d '
+              'frames recorded, 32 kept (%d overwritten)' %
+              (qpn, j['dest_qpn'], j['frames_recorded'], j['frames_recorded'] - 32), lines[0])
+        check(lines[1].split() == ['time_us', 'dir', 'len', 'state', 'req_psn', 'comp_psn',
+                                   'epsn', 'cwnd', 'retry', 'rnr', 'rate_mbps'], lines[1])
+        rows = [ln.split() for ln in lines[2:]]
+        check(len(rows) == 32, '%d rows' % len(rows))
+        t0 = j['frames'][0]['time_us']
+        for row, fr in zip(rows, j['frames']):
+            want = [str(fr['time_us'] - t0), fr['dir'], str(fr['len']), fr['state'],
+                    str(fr['req_psn']), str(fr['comp_psn']), str(fr['epsn']), str(fr['cwnd']),
+                    str(fr['retry_left']), str(fr['rnr_left']), '%.1f' % (fr['rate_kbps'] / 1000)]
+            check(row == want, 'row %s, frame %s' % (row, fr))
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, 'bad.json')
+            for content in (text[:len(text) // 2], text.replace('"dir": "tx"', '"dir": "up"'),
+                            '{}\n', '', text.replace(' ]}', '')):
+                with open(bad, 'w') as f:
+                    f.write(content)
+                _, err = stat(exe, ['-r', bad], rc=4)
+                check('not a droce flight recording' in err, err)
+            _, err = stat(exe, ['-r', os.path.join(d, 'none.json')], rc=3)
+            check('No such file' in err, err)
+        for extra in (['droce1'], ['-z'], ['-p', app.prefix], ['-q', '1'], ['-w', '1']):
+            stat(exe, ['-r', r['json']] + extra, rc=1)
+    finally:
+        for k in ('pcap', 'json'):
+            os.remove(r[k])
+
+
 CHECKS = {
+    'recording_table_bad_files_refused': recording,
     'once_all_counters_match_api': once,
     'qp_state_and_counters': qp,
     'interval_deltas_rates_under_load': interval,
