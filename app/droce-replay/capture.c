@@ -68,12 +68,21 @@ int replay_capture_load(const char *path, struct replay_capture *c, char *err, s
 		pcap_close(pc);
 		return -1;
 	}
-	while ((rc = pcap_next_ex(pc, &h, &data)) == 1)
+	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
+		if (h->caplen < h->len) {
+			rc = -4;	/* its payload and ICRC are not there to inject */
+			break;
+		}
 		if (add_frame(c, &cap, h, data) != 0) {
 			rc = -3;
 			break;
 		}
-	if (rc != PCAP_ERROR_BREAK)
+	}
+	if (rc == -4)
+		snprintf(err, len, "frame %u was captured short (%u of %u bytes): a replay needs "
+			 "whole frames (a flight recording keeps 128 bytes of each)", c->n + 1,
+			 h->caplen, h->len);
+	else if (rc != PCAP_ERROR_BREAK)
 		snprintf(err, len, "%s after frame %u", rc == -3 ? "out of memory" :
 			 pcap_geterr(pc), c->n);
 	pcap_close(pc);

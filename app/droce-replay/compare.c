@@ -307,7 +307,7 @@ unsigned int replay_compare(const struct replay_capture *cap,
 		fprintf(o, "compare: %u rxe NAKs PSN sequence error right after its RNR NAK at the "
 			"same PSN: droce sends none (its RNR NAK stands), not differences\n",
 			c.after_rnr);
-	fprintf(o, "compare: %u rxe responses matched one for one, %u covered by a coalesced "
+	fprintf(o, "compare: %u captured responses matched one for one, %u covered by a coalesced "
 		"droce ACK, %u differences\n", c.matched, c.covered, c.diffs);
 	free(e), free(d), free(q);
 	return c.diffs;

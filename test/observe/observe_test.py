@@ -289,8 +289,33 @@ def flight_recording(app, tel):
           (qpn, j['frames_recorded'], r['pcap']))
 
 
+def recording_replays(app, tel):
+    """A responder QP's recording is a capture droce-replay takes (DROCE_REPLAY): after ten
+    8-byte WRITEs every frame is whole (under 128 bytes), and droce in the recorded QP's place
+    answers as the recording shows (--compare: no difference); after 512-byte WRITEs the
+    requests are cut at 128 bytes and droce-replay refuses the recording, naming the frame."""
+    replay = os.environ['DROCE_REPLAY']
+    qpn = app.cmd('qpns 1')['qpns'][0]
+    for size, code, want in ((8, 0, ' 0 differences'),
+                             (512, 2, 'was captured short (128 of 586 bytes)')):
+        app.cmd('write 10 %d' % size)
+        r = tel.get('/droce/record,droce1,%d' % qpn)
+        check(set(r) == {'qpn', 'pcap', 'json'}, 'reply: %s' % r)
+        try:
+            p = subprocess.run([replay, '--compare', r['pcap']], capture_output=True,
+                               text=True, timeout=60)
+        finally:
+            os.remove(r['pcap'])
+            os.remove(r['json'])
+        print(p.stdout + p.stderr)
+        check(p.returncode == code and want in p.stdout + p.stderr,
+              'droce-replay of %d-byte WRITEs: exit %d\n%s%s' %
+              (size, p.returncode, p.stdout, p.stderr))
+
+
 CHECKS = {
     'flight_recording_on_demand': flight_recording,
+    'flight_recording_replays_as_capture': recording_replays,
     'counters_match_api_and_grow': counters_match,
     'inventory_qps_cqs_psns': inventory,
     'bad_params_null_reply': bad_params,

@@ -60,7 +60,7 @@ def not_roce(name):
 
 
 def summary(out):
-    m = re.search(r'compare: (\d+) rxe responses matched one for one, (\d+) covered by a '
+    m = re.search(r'compare: (\d+) captured responses matched one for one, (\d+) covered by a '
                   r'coalesced droce ACK, (\d+) differences', out)
     assert m, out
     return tuple(int(x) for x in m.groups())
@@ -210,7 +210,8 @@ def paced_vs_fast():
 
 
 def errors():
-    """Bad pcap (garbage, missing, truncated, zero MACs, a frame over 9216 bytes), bad scenario, a
+    """Bad pcap (garbage, missing, truncated, zero MACs, a frame over 9216 bytes, a frame
+    captured short), bad scenario, a
     scenario whose address no request goes to, unknown QP, bad usage: exit 2 and a message
     naming the cause."""
     def err(args, text):
@@ -255,6 +256,13 @@ def errors():
         g.write(data[:16] + struct.pack('<I', 65535) + data[20:24] + data[off:off + 8] + struct.pack('<II', len(frame), len(frame))
                 + frame)
     err([jumbo], 'more than a 9216-byte jumbo frame')
+    # The first request captured short (a snaplen, a flight recording's 128 bytes): its
+    # payload and ICRC are missing, nothing can be injected.
+    short = os.path.join(WORK, 'short.pcap')
+    with open(short, 'wb') as g:
+        g.write(data[:24] + data[off:off + 8] + struct.pack('<II', 100, caplen) +
+                data[off + 16:off + 16 + 100])
+    err([short], 'frame 1 was captured short (100 of %d bytes)' % caplen)
     good = run('--print-scenario', cap('write_bw')).stdout
     qpn = re.search(r'^\[qp (0x[0-9a-f]+)\]', good, re.M).group(1)
     bad_scenarios = [
