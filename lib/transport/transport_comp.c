@@ -190,6 +190,8 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 			      "ATOMIC_WRITE" : h->kind == RK_FLUSH ? "FLUSH" : "SEND/WRITE",
 			      h != NULL ? h->first_psn : 0, h != NULL ? h->last_psn : 0);
 		TCNT(env, t, retry_exceeded);
+		if (unlikely(t->rec != NULL))
+			transport_rec_event(t, TREC_EV_RETRY_EXCEEDED);
 		comp_fail(t, c, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -200,6 +202,10 @@ static void comp_retry(struct transport_env *env, struct transport_qp *t, struct
 	window_cut(env, t, c, cause);
 	transport_req_retry(t);
 	rto_rearm(env, t);
+	if (unlikely(t->rec != NULL))
+		transport_rec_event(t, cause == RETRY_TIMEOUT ? TREC_EV_RETRY_TIMEOUT :
+				    cause == RETRY_NAK ? TREC_EV_RETRY_NAK :
+				    TREC_EV_RETRY_IMPLIED_NAK);
 }
 
 static void reset_retries(struct transport_qp *t)
@@ -257,6 +263,8 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 		TCNT(env, t, rnr_nak_rcvd);
 		if (r->rnr_left == 0) {
 			TCNT(env, t, rnr_retry_exceeded);
+			if (unlikely(t->rec != NULL))
+				transport_rec_event(t, TREC_EV_RNR_RETRY_EXCEEDED);
 			comp_fail(t, c, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -266,6 +274,8 @@ static void on_nak(struct transport_env *env, struct transport_qp *t, struct com
 		r->rnr_deadline = env->now + transport_rnr_ticks(syn & DROCE_AETH_VALUE_MASK,
 								  env->hz);
 		r->rto_deadline = NO_DEADLINE;
+		if (unlikely(t->rec != NULL))
+			transport_rec_event(t, TREC_EV_RNR_NAK);
 		return;
 	}
 	TCNT(env, t, nak_rcvd);
@@ -444,6 +454,8 @@ void transport_comp_timeout(struct transport_env *env, struct transport_qp *t)
 		r->rnr_deadline = NO_DEADLINE;
 		transport_req_retry(t);
 		rto_rearm(env, t);
+		if (unlikely(t->rec != NULL))
+			transport_rec_event(t, TREC_EV_RNR_WAIT_OVER);
 	}
 	if (r->rto_deadline != NO_DEADLINE && env->now >= r->rto_deadline) {
 		if (droce_psn_lt(r->comp_psn, r->psn_hwm))

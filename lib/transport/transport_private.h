@@ -502,5 +502,7 @@ static inline bool resp_pending(const struct transport_qp *t)
 void transport_rec_frame(struct transport_env *env, struct transport_qp *t,
 			 const struct rte_mbuf *m, enum trec_dir dir);
 void transport_rec_err(struct transport_qp *t);
+/* ... an event that changes its state without a frame (t->rec set). */
+void transport_rec_event(struct transport_qp *t, enum trec_event ev);
 
 #endif /* TRANSPORT_PRIVATE_H */

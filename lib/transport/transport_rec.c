@@ -37,17 +37,13 @@ int transport_rec_enable(struct transport_qp *t, unsigned int frames, const char
 	return 0;
 }
 
-void transport_rec_frame(struct transport_env *env, struct transport_qp *t,
-			 const struct rte_mbuf *m, enum trec_dir dir)
+/* The next entry, with the QP's state now. */
+static struct trec_entry *entry(struct transport_qp *t, uint64_t tsc, enum trec_dir dir)
 {
 	struct trec *r = t->rec;
 	struct trec_entry *e = &r->e[r->n++ & r->mask];
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	const void *p;
 
-	e->tsc = env->now;
-	e->len = len;
-	e->caplen = (uint16_t)RTE_MIN(len, (uint32_t)TREC_SNAP);
+	e->tsc = tsc;
 	e->dir = (uint8_t)dir;
 	e->state = (uint8_t)t->state;
 	e->req_psn = t->req.psn;
@@ -57,9 +53,45 @@ void transport_rec_frame(struct transport_env *env, struct transport_qp *t,
 	e->rate_kbps = t->cc.p != NULL ? t->cc.rc : 0;
 	e->retry_left = t->req.retry_left;
 	e->rnr_left = t->req.rnr_left;
+	return e;
+}
+
+void transport_rec_frame(struct transport_env *env, struct transport_qp *t,
+			 const struct rte_mbuf *m, enum trec_dir dir)
+{
+	struct trec_entry *e = entry(t, env->now, dir);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	const void *p;
+
+	e->len = len;
+	e->caplen = (uint16_t)RTE_MIN(len, (uint32_t)TREC_SNAP);
 	p = rte_pktmbuf_read(m, 0, e->caplen, e->bytes);
 	if (p != e->bytes)
 		memcpy(e->bytes, p, e->caplen);
+}
+
+void transport_rec_event(struct transport_qp *t, enum trec_event ev)
+{
+	struct trec_entry *e = entry(t, rte_get_tsc_cycles(), TREC_EVENT);
+
+	e->len = (uint32_t)ev;
+	e->caplen = 0;
+}
+
+static const char *event_name(uint32_t ev)
+{
+	static const char *const names[] = {
+		[TREC_EV_RETRY_TIMEOUT] = "retry_timeout",
+		[TREC_EV_RETRY_NAK] = "retry_nak",
+		[TREC_EV_RETRY_IMPLIED_NAK] = "retry_implied_nak",
+		[TREC_EV_RETRY_EXCEEDED] = "retry_exceeded",
+		[TREC_EV_RNR_NAK] = "rnr_nak",
+		[TREC_EV_RNR_RETRY_EXCEEDED] = "rnr_retry_exceeded",
+		[TREC_EV_RNR_WAIT_OVER] = "rnr_wait_over",
+		[TREC_EV_ERR] = "err",
+	};
+
+	return ev < RTE_DIM(names) ? names[ev] : "?";
 }
 
 /* pcap (libpcap's format, microseconds, Ethernet), little-endian as written here. */
@@ -107,6 +139,8 @@ static int write_pcap(const struct trec *r, const char *path, uint64_t first, ui
 		struct pcap_rec_hdr h = { (uint32_t)(us / 1000000), (uint32_t)(us % 1000000),
 					  e->caplen, e->len };
 
+		if (e->dir == TREC_EVENT)
+			continue;	/* in the JSON only */
 		if (fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(e->bytes, e->caplen, 1, f) != 1)
 			rc = -EIO;
 	}
@@ -125,18 +159,22 @@ static int write_json(const struct transport_qp *t, const char *path, const char
 	if (f == NULL)
 		return -errno;
 	fprintf(f, "{\"device\": \"%s\", \"qpn\": %" PRIu32 ", \"dest_qpn\": %" PRIu32
-		", \"why\": \"%s\", \"state\": \"%s\", \"frames_recorded\": %" PRIu64
-		", \"overwritten\": %" PRIu64 ",\n \"frames\": [", r->dev, t->qpn, t->dqpn, why,
+		", \"why\": \"%s\", \"state\": \"%s\", \"recorded\": %" PRIu64
+		", \"overwritten\": %" PRIu64 ",\n \"entries\": [", r->dev, t->qpn, t->dqpn, why,
 		state_name((uint8_t)t->state), r->n, first);
 	for (i = first; i < r->n; i++) {
 		const struct trec_entry *e = &r->e[i & r->mask];
 		uint64_t us = wall_us(e->tsc, now_tsc, now_us);
 
-		fprintf(f, "%s\n  {\"time_us\": %" PRIu64 ", \"dir\": \"%s\", \"len\": %" PRIu32
-			", \"state\": \"%s\", \"req_psn\": %" PRIu32 ", \"comp_psn\": %" PRIu32
+		fprintf(f, "%s\n  {\"time_us\": %" PRIu64, i == first ? "" : ",", us);
+		if (e->dir == TREC_EVENT)
+			fprintf(f, ", \"event\": \"%s\"", event_name(e->len));
+		else
+			fprintf(f, ", \"dir\": \"%s\", \"len\": %" PRIu32,
+				e->dir == TREC_TX ? "tx" : "rx", e->len);
+		fprintf(f, ", \"state\": \"%s\", \"req_psn\": %" PRIu32 ", \"comp_psn\": %" PRIu32
 			", \"epsn\": %" PRIu32 ", \"cwnd\": %" PRIu32 ", \"retry_left\": %u"
-			", \"rnr_left\": %u, \"rate_kbps\": %" PRIu32 "}", i == first ? "" : ",",
-			us, e->dir == TREC_TX ? "tx" : "rx", e->len, state_name(e->state),
+			", \"rnr_left\": %u, \"rate_kbps\": %" PRIu32 "}", state_name(e->state),
 			e->req_psn, e->comp_psn, e->epsn, e->cwnd, e->retry_left, e->rnr_left,
 			e->rate_kbps);
 	}
@@ -185,7 +223,7 @@ int transport_rec_write(struct transport_qp *t, const char *why, char *path, siz
 		TRANSPORT_LOG(ERR, "qp %u: cannot write its recording %s: %s", t->qpn, base,
 			      strerror(-rc));
 	else
-		TRANSPORT_LOG(NOTICE, "qp %u: %s: its last %" PRIu64 " frames are in %s.pcap and "
+		TRANSPORT_LOG(NOTICE, "qp %u: %s: its last %" PRIu64 " entries are in %s.pcap and "
 			      "%s.json", t->qpn, why, r->n - first, base, base);
 	if (path != NULL && len != 0)
 		snprintf(path, len, "%s", base);
@@ -196,6 +234,7 @@ void transport_rec_err(struct transport_qp *t)
 {
 	if (t->rec->written)
 		return;
+	transport_rec_event(t, TREC_EV_ERR);
 	t->rec->written = true;
 	(void)transport_rec_write(t, "entered ERR", NULL, 0);
 }

@@ -8,12 +8,13 @@
  * retry_cnt (3) retries. Proves:
  * - A's entry into ERR wrote droce-rec-droce0-qpA-PID-*.pcap and .json to recorder_dir (the
  *   JSON appears whole, the pcap before it);
- * - the pcap is libpcap's format (snaplen 128, Ethernet) with the last 16 frames, each cut at
- *   128 bytes with its real length; the last 6 are the lost frames: WRITE_ONLY to B's QPN at
- *   PSNs p, p+1, p+2, then p three times (the retries, window cut to one);
- * - the JSON names the device, the QP and why, counts every frame recorded and those
- *   overwritten (all but 16), and shows each frame's state: retry_left 3 on the first sends
- *   of the lost WRITEs, then 2, 1, 0 on the retries, the QP in ERR at the end;
+ * - the JSON names the device, the QP and why, counts every entry recorded (each frame A sent
+ *   or took, and 5 events) and those overwritten (all but 16), and its last 11 entries are the
+ *   story: the 3 WRITEs sent (retry_left 3), then 3 times a retry_timeout event and the oldest
+ *   sent again (retry_left 2, 1, 0; window 1), retry_exceeded, and err with the QP in ERR;
+ * - the pcap is libpcap's format (snaplen 128, Ethernet) with the 11 frames among those 16
+ *   entries (no events), each cut at 128 bytes with its real length; the last 6 are the lost
+ *   frames: WRITE_ONLY to B's QPN at PSNs p, p+1, p+2, then p three times;
  * - B, destroyed without entering ERR, wrote nothing.
  * With "nodir" (pair_rec_nodir_inline.ini: a recorder_dir that does not exist) the recording
  * cannot be written: A still ends in RETRY_EXC_ERR and ERR as always, nothing is written, the
@@ -32,6 +33,9 @@ enum {
 	N_OK = 12,		/* WRITEs acknowledged before B goes */
 	N_LOST = 3,
 	KEPT = 16,		/* recorder = 16 */
+	EVENTS = RETRY_CNT + 2,	/* the retries, retry_exceeded, err */
+	STORY = N_LOST + 2 * RETRY_CNT + 2,	/* the last entries: the lost WRITEs' story */
+	FRAMES_KEPT = KEPT - EVENTS,
 	SNAP = 128,
 	BTH_OFF = 14 + 20 + 8,	/* Ethernet, IPv4, UDP */
 };
@@ -65,8 +69,8 @@ static uint32_t be24(const uint8_t *p)
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
 }
 
-/* The pcap: KEPT records, the last N_LOST + RETRY_CNT the lost WRITEs to @p dqpn: PSNs p,
- * p + 1, p + 2, then p at each retry. */
+/* The pcap: FRAMES_KEPT records, the last N_LOST + RETRY_CNT the lost WRITEs to @p dqpn: PSNs
+ * p, p + 1, p + 2, then p at each retry. */
 static void check_pcap(const char *path, uint32_t dqpn)
 {
 	static const uint32_t off[] = { 0, 1, 2, 0, 0, 0 };
@@ -84,8 +88,8 @@ static void check_pcap(const char *path, uint32_t dqpn)
 	while (fread(rh, sizeof(rh), 1, f) == 1) {
 		CHECK(rh[2] <= SNAP && rh[2] == RTE_MIN(rh[3], (uint32_t)SNAP));
 		CHECK_EQ(fread(frame, rh[2], 1, f), 1);
-		lost = n - (KEPT - (N_LOST + RETRY_CNT));
-		if (n >= KEPT - (N_LOST + RETRY_CNT)) {
+		lost = n - (FRAMES_KEPT - (N_LOST + RETRY_CNT));
+		if (n >= FRAMES_KEPT - (N_LOST + RETRY_CNT)) {
 			CHECK_EQ(rh[3], 14u + 20 + 8 + 12 + 16 + 64 + 4);	/* WRITE_ONLY, 64 B */
 			CHECK_EQ(frame[BTH_OFF], DROCE_OP_RC_RDMA_WRITE_ONLY);
 			CHECK_EQ(be24(frame + BTH_OFF + 5), dqpn);
@@ -96,14 +100,18 @@ static void check_pcap(const char *path, uint32_t dqpn)
 		n++;
 	}
 	fclose(f);
-	CHECK_EQ(n, (unsigned int)KEPT);
+	CHECK_EQ(n, (unsigned int)FRAMES_KEPT);
 }
 
-/* The JSON: what it says of the QP, the counts, and retry_left of the last six frames. */
-static void check_json(const char *path, uint32_t qpn, uint64_t tx_rx)
+/* The JSON: what it says of the QP, the counts, and the last STORY entries. */
+static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 {
-	static const unsigned int want[] = { 3, 3, 3, 2, 1, 0 };
-	char buf[1 << 16], key[64];
+	static const struct { const char *what; unsigned int left; } story[STORY] = {
+		{ "tx", 3 }, { "tx", 3 }, { "tx", 3 },
+		{ "retry_timeout", 2 }, { "tx", 2 }, { "retry_timeout", 1 }, { "tx", 1 },
+		{ "retry_timeout", 0 }, { "tx", 0 }, { "retry_exceeded", 0 }, { "err", 0 },
+	};
+	char buf[1 << 16], key[64], what[KEPT][24], state[KEPT][8];
 	unsigned int left[KEPT], n = 0, i;
 	const char *p;
 	size_t len;
@@ -118,14 +126,31 @@ static void check_json(const char *path, uint32_t qpn, uint64_t tx_rx)
 	CHECK(strstr(buf, "{\"device\": \"droce0\"") == buf);
 	CHECK(strstr(buf, key) != NULL);
 	CHECK(strstr(buf, "\"why\": \"entered ERR\", \"state\": \"ERR\"") != NULL);
-	snprintf(key, sizeof(key), "\"frames_recorded\": %" PRIu64 ", \"overwritten\": %" PRIu64,
-		 tx_rx, tx_rx - KEPT);
+	snprintf(key, sizeof(key), "\"recorded\": %" PRIu64 ", \"overwritten\": %" PRIu64,
+		 recorded, recorded - KEPT);
 	CHECK(strstr(buf, key) != NULL);
-	for (p = buf; (p = strstr(p, "\"retry_left\": ")) != NULL; p++)
-		CHECK(n < KEPT && sscanf(p, "\"retry_left\": %u", &left[n++]) == 1);
+	for (p = buf; (p = strstr(p, "\n  {\"time_us\": ")) != NULL; p++) {
+		const char *d = strstr(p, "\"dir\": \""), *e = strstr(p, "\"event\": \""),
+			   *nl = strchr(p + 1, '\n');
+
+		CHECK(n < KEPT && nl != NULL);
+		if (d != NULL && d < nl)
+			CHECK(sscanf(d, "\"dir\": \"%2[rtx]\"", what[n]) == 1);
+		else
+			CHECK(e != NULL && e < nl &&
+			      sscanf(e, "\"event\": \"%23[a-z_]\"", what[n]) == 1);
+		CHECK(sscanf(strstr(p, "\"state\": "), "\"state\": \"%7[A-Z]\"", state[n]) == 1);
+		CHECK(sscanf(strstr(p, "\"retry_left\": "), "\"retry_left\": %u", &left[n]) == 1);
+		n++;
+	}
 	CHECK_EQ(n, (unsigned int)KEPT);
-	for (i = 0; i < RTE_DIM(want); i++)
-		CHECK_EQ(left[KEPT - RTE_DIM(want) + i], want[i]);
+	for (i = 0; i < STORY; i++) {
+		unsigned int k = KEPT - STORY + i;
+
+		CHECK(strcmp(what[k], story[i].what) == 0);
+		CHECK_EQ(left[k], story[i].left);
+		CHECK(strcmp(state[k], i == STORY - 1 ? "ERR" : "RTS") == 0);
+	}
 }
 
 static void remove_recording(const char *base)
@@ -186,7 +211,7 @@ static void recorded_retry_exc(bool nodir)
 		}
 		printf("recording %s\n", base);
 		snprintf(file, sizeof(file), "%s.json", base);
-		check_json(file, a_qpn, c.tx_packets + c.rx_packets);
+		check_json(file, a_qpn, c.tx_packets + c.rx_packets + EVENTS);
 		snprintf(file, sizeof(file), "%s.pcap", base);
 		check_pcap(file, b_qpn);
 		if (getenv("RECORDER_TEST_KEEP") == NULL)

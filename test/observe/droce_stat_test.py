@@ -227,8 +227,9 @@ def errors(exe, app):
 
 def recording(exe, app):
     """-r FILE.json: a flight recording written by /droce/record (recorder = 32) as a table,
-    a row per frame with the JSON's values; files that are not recordings: 4, a missing
-    file: 3, -r with anything else: 1."""
+    a row per entry with the JSON's values; an event's row (a recording of a QP that erred,
+    written here from a frame row) names it and has no length; files that are not recordings:
+    4, a missing file: 3, -r with anything else: 1."""
     qpn = app.cmd('qpns 1')['qpns'][0]
     app.cmd('send 20 2048')
     tel = Telemetry(app.runtime_dir)
@@ -243,21 +244,32 @@ def recording(exe, app):
         print(out)
         lines = out.splitlines()
         check(lines[0] == 'recording: droce1 QP %d -> %d, asked by telemetry, state RTS: %d '
-              'frames recorded, 32 kept (%d overwritten)' %
-              (qpn, j['dest_qpn'], j['frames_recorded'], j['frames_recorded'] - 32), lines[0])
-        check(lines[1].split() == ['time_us', 'dir', 'len', 'state', 'req_psn', 'comp_psn',
+              'entries recorded, 32 kept (%d overwritten)' %
+              (qpn, j['dest_qpn'], j['recorded'], j['recorded'] - 32), lines[0])
+        check(lines[1].split() == ['time_us', 'what', 'len', 'state', 'req_psn', 'comp_psn',
                                    'epsn', 'cwnd', 'retry', 'rnr', 'rate_mbps'], lines[1])
         rows = [ln.split() for ln in lines[2:]]
         check(len(rows) == 32, '%d rows' % len(rows))
-        t0 = j['frames'][0]['time_us']
-        for row, fr in zip(rows, j['frames']):
+        t0 = j['entries'][0]['time_us']
+        for row, fr in zip(rows, j['entries']):
             want = [str(fr['time_us'] - t0), fr['dir'], str(fr['len']), fr['state'],
                     str(fr['req_psn']), str(fr['comp_psn']), str(fr['epsn']), str(fr['cwnd']),
                     str(fr['retry_left']), str(fr['rnr_left']), '%.1f' % (fr['rate_kbps'] / 1000)]
             check(row == want, 'row %s, frame %s' % (row, fr))
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, 'bad.json')
+            # An event in place of the last frame: a row naming it, "-" for its length.
+            last = j['entries'][-1]
+            ev_lines = [ln for ln in text.splitlines() if ln.startswith('  {')]
+            ev = text.replace(ev_lines[-1], ev_lines[-1].replace(
+                '"dir": "%s", "len": %d' % (last['dir'], last['len']), '"event": "retry_timeout"'))
+            with open(bad, 'w') as f:
+                f.write(ev)
+            out, _ = stat(exe, ['-r', bad])
+            row = out.splitlines()[-1].split()
+            check(row[1:4] == ['retry_timeout', '-', 'RTS'], 'event row: %s' % row)
             for content in (text[:len(text) // 2], text.replace('"dir": "tx"', '"dir": "up"'),
+                            text.replace('"dir": "tx"', '"event": "Bad"'),
                             '{}\n', '', text.replace(' ]}', '')):
                 with open(bad, 'w') as f:
                     f.write(content)
