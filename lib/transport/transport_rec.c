@@ -37,13 +37,15 @@ int transport_rec_enable(struct transport_qp *t, unsigned int frames, const char
 	return 0;
 }
 
-/* The next entry, with the QP's state now. */
+/* The next entry, with the QP's state now. Frames carry the iteration's time, events the
+ * TSC read when they happen: kept in order, an entry is never older than the one before. */
 static struct trec_entry *entry(struct transport_qp *t, uint64_t tsc, enum trec_dir dir)
 {
 	struct trec *r = t->rec;
+	uint64_t prev = r->n != 0 ? r->e[(r->n - 1) & r->mask].tsc : 0;
 	struct trec_entry *e = &r->e[r->n++ & r->mask];
 
-	e->tsc = tsc;
+	e->tsc = RTE_MAX(tsc, prev);
 	e->dir = (uint8_t)dir;
 	e->state = (uint8_t)t->state;
 	e->req_psn = t->req.psn;
@@ -217,8 +219,13 @@ int transport_rec_write(struct transport_qp *t, const char *why, char *path, siz
 	rc = publish(file, write_pcap(r, tmp, first, now_tsc, now_us));
 	snprintf(file, sizeof(file), "%s.json", base);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = publish(file, write_json(t, tmp, why, first, now_tsc, now_us));
+		if (rc != 0) {
+			snprintf(file, sizeof(file), "%s.pcap", base);
+			unlink(file);	/* both or neither */
+		}
+	}
 	if (rc < 0)
 		TRANSPORT_LOG(ERR, "qp %u: cannot write its recording %s: %s", t->qpn, base,
 			      strerror(-rc));

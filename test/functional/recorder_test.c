@@ -12,6 +12,7 @@
  *   or took, and 5 events) and those overwritten (all but 16), and its last 11 entries are the
  *   story: the 3 WRITEs sent (retry_left 3), then 3 times a retry_timeout event and the oldest
  *   sent again (retry_left 2, 1, 0; window 1), retry_exceeded, and err with the QP in ERR;
+ *   entries are in time order;
  * - the pcap is libpcap's format (snaplen 128, Ethernet) with the 11 frames among those 16
  *   entries (no events), each cut at 128 bytes with its real length; the last 6 are the lost
  *   frames: WRITE_ONLY to B's QPN at PSNs p, p+1, p+2, then p three times;
@@ -113,6 +114,7 @@ static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 	};
 	char buf[1 << 16], key[64], what[KEPT][24], state[KEPT][8];
 	unsigned int left[KEPT], n = 0, i;
+	uint64_t us, prev_us = 0;
 	const char *p;
 	size_t len;
 	FILE *f = fopen(path, "r");
@@ -134,6 +136,8 @@ static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 			   *nl = strchr(p + 1, '\n');
 
 		CHECK(n < KEPT && nl != NULL);
+		CHECK(sscanf(p, "\n  {\"time_us\": %" SCNu64, &us) == 1 && us >= prev_us);
+		prev_us = us;	/* in order, frames and events alike */
 		if (d != NULL && d < nl)
 			CHECK(sscanf(d, "\"dir\": \"%2[rtx]\"", what[n]) == 1);
 		else
