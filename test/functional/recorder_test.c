@@ -9,11 +9,11 @@
  * - A's entry into ERR wrote droce-rec-droce0-qpA-PID-*.pcap and .json to recorder_dir (the
  *   JSON appears whole, the pcap before it);
  * - the JSON names the device, the QP and why, counts every entry recorded (each frame A sent
- *   or took, and 5 events) and those overwritten (all but 16), and its last 11 entries are the
- *   story: the 3 WRITEs sent (retry_left 3), then 3 times a retry_timeout event and the oldest
- *   sent again (retry_left 2, 1, 0; window 1), retry_exceeded, and err with the QP in ERR;
- *   entries are in time order;
- * - the pcap is libpcap's format (snaplen 128, Ethernet) with the 11 frames among those 16
+ *   or took, an event per local ACK timeout, and err) and those overwritten (all but 16), its
+ *   entries are in time order, and its last 11 are the story: the 3 WRITEs sent (retry_left
+ *   3), then 3 times a retry_timeout event and the oldest sent again (retry_left 2, 1, 0;
+ *   window 1), retry_exceeded, and err with the QP in ERR;
+ * - the pcap is libpcap's format (snaplen 128, Ethernet) with the frames among those 16
  *   entries (no events), each cut at 128 bytes with its real length; the last 6 are the lost
  *   frames: WRITE_ONLY to B's QPN at PSNs p, p+1, p+2, then p three times;
  * - B, destroyed without entering ERR, wrote nothing.
@@ -34,9 +34,7 @@ enum {
 	N_OK = 12,		/* WRITEs acknowledged before B goes */
 	N_LOST = 3,
 	KEPT = 16,		/* recorder = 16 */
-	EVENTS = RETRY_CNT + 2,	/* the retries, retry_exceeded, err */
 	STORY = N_LOST + 2 * RETRY_CNT + 2,	/* the last entries: the lost WRITEs' story */
-	FRAMES_KEPT = KEPT - EVENTS,
 	SNAP = 128,
 	BTH_OFF = 14 + 20 + 8,	/* Ethernet, IPv4, UDP */
 };
@@ -70,9 +68,9 @@ static uint32_t be24(const uint8_t *p)
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
 }
 
-/* The pcap: FRAMES_KEPT records, the last N_LOST + RETRY_CNT the lost WRITEs to @p dqpn: PSNs
- * p, p + 1, p + 2, then p at each retry. */
-static void check_pcap(const char *path, uint32_t dqpn)
+/* The pcap: @p frames records (the kept entries that are frames), the last N_LOST +
+ * RETRY_CNT the lost WRITEs to @p dqpn: PSNs p, p + 1, p + 2, then p at each retry. */
+static void check_pcap(const char *path, uint32_t dqpn, unsigned int frames)
 {
 	static const uint32_t off[] = { 0, 1, 2, 0, 0, 0 };
 	uint32_t fh[6], rh[4];
@@ -89,8 +87,8 @@ static void check_pcap(const char *path, uint32_t dqpn)
 	while (fread(rh, sizeof(rh), 1, f) == 1) {
 		CHECK(rh[2] <= SNAP && rh[2] == RTE_MIN(rh[3], (uint32_t)SNAP));
 		CHECK_EQ(fread(frame, rh[2], 1, f), 1);
-		lost = n - (FRAMES_KEPT - (N_LOST + RETRY_CNT));
-		if (n >= FRAMES_KEPT - (N_LOST + RETRY_CNT)) {
+		lost = n - (frames - (N_LOST + RETRY_CNT));
+		if (n >= frames - (N_LOST + RETRY_CNT)) {
 			CHECK_EQ(rh[3], 14u + 20 + 8 + 12 + 16 + 64 + 4);	/* WRITE_ONLY, 64 B */
 			CHECK_EQ(frame[BTH_OFF], DROCE_OP_RC_RDMA_WRITE_ONLY);
 			CHECK_EQ(be24(frame + BTH_OFF + 5), dqpn);
@@ -101,11 +99,12 @@ static void check_pcap(const char *path, uint32_t dqpn)
 		n++;
 	}
 	fclose(f);
-	CHECK_EQ(n, (unsigned int)FRAMES_KEPT);
+	CHECK_EQ(n, frames);
 }
 
-/* The JSON: what it says of the QP, the counts, and the last STORY entries. */
-static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
+/* The JSON: what it says of the QP, the counts, and the last STORY entries. @return how
+ * many of the kept entries are frames. */
+static unsigned int check_json(const char *path, uint32_t qpn, uint64_t recorded)
 {
 	static const struct { const char *what; unsigned int left; } story[STORY] = {
 		{ "tx", 3 }, { "tx", 3 }, { "tx", 3 },
@@ -113,7 +112,7 @@ static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 		{ "retry_timeout", 0 }, { "tx", 0 }, { "retry_exceeded", 0 }, { "err", 0 },
 	};
 	char buf[1 << 16], key[64], what[KEPT][24], state[KEPT][8];
-	unsigned int left[KEPT], n = 0, i;
+	unsigned int left[KEPT], n = 0, i, frames = 0;
 	uint64_t us, prev_us = 0;
 	const char *p;
 	size_t len;
@@ -138,9 +137,10 @@ static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 		CHECK(n < KEPT && nl != NULL);
 		CHECK(sscanf(p, "\n  {\"time_us\": %" SCNu64, &us) == 1 && us >= prev_us);
 		prev_us = us;	/* in order, frames and events alike */
-		if (d != NULL && d < nl)
+		if (d != NULL && d < nl) {
 			CHECK(sscanf(d, "\"dir\": \"%2[rtx]\"", what[n]) == 1);
-		else
+			frames++;
+		} else
 			CHECK(e != NULL && e < nl &&
 			      sscanf(e, "\"event\": \"%23[a-z_]\"", what[n]) == 1);
 		CHECK(sscanf(strstr(p, "\"state\": "), "\"state\": \"%7[A-Z]\"", state[n]) == 1);
@@ -155,6 +155,7 @@ static void check_json(const char *path, uint32_t qpn, uint64_t recorded)
 		CHECK_EQ(left[k], story[i].left);
 		CHECK(strcmp(state[k], i == STORY - 1 ? "ERR" : "RTS") == 0);
 	}
+	return frames;
 }
 
 static void remove_recording(const char *base)
@@ -176,6 +177,7 @@ static void recorded_retry_exc(bool nodir)
 	struct ibv_wc wc;
 	char base[PATH_MAX], file[PATH_MAX + 8];
 	uint32_t a_qpn, b_qpn;
+	unsigned int frames;
 	uint64_t i, end;
 
 	a.timeout = TIMEOUT;
@@ -215,9 +217,12 @@ static void recorded_retry_exc(bool nodir)
 		}
 		printf("recording %s\n", base);
 		snprintf(file, sizeof(file), "%s.json", base);
-		check_json(file, a_qpn, c.tx_packets + c.rx_packets + EVENTS);
+		/* Events: one per timeout (a retry or, the last, retry_exceeded) and err. Counted,
+		 * not assumed: a WRITE of the first 12 resent after a scheduling stall longer
+		 * than the timeout is a retry too. */
+		frames = check_json(file, a_qpn, c.tx_packets + c.rx_packets + c.rto_expired + 1);
 		snprintf(file, sizeof(file), "%s.pcap", base);
-		check_pcap(file, b_qpn);
+		check_pcap(file, b_qpn, frames);
 		if (getenv("RECORDER_TEST_KEEP") == NULL)
 			remove_recording(base);
 	}

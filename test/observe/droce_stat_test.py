@@ -252,7 +252,8 @@ def recording(exe, app):
         check(len(rows) == 32, '%d rows' % len(rows))
         t0 = j['entries'][0]['time_us']
         for row, fr in zip(rows, j['entries']):
-            want = [str(fr['time_us'] - t0), fr['dir'], str(fr['len']), fr['state'],
+            want = [str(fr['time_us'] - t0), fr.get('dir', fr.get('event')),
+                    str(fr['len']) if 'dir' in fr else '-', fr['state'],
                     str(fr['req_psn']), str(fr['comp_psn']), str(fr['epsn']), str(fr['cwnd']),
                     str(fr['retry_left']), str(fr['rnr_left']), '%.1f' % (fr['rate_kbps'] / 1000)]
             check(row == want, 'row %s, frame %s' % (row, fr))
@@ -262,7 +263,8 @@ def recording(exe, app):
             last = j['entries'][-1]
             ev_lines = [ln for ln in text.splitlines() if ln.startswith('  {')]
             ev = text.replace(ev_lines[-1], ev_lines[-1].replace(
-                '"dir": "%s", "len": %d' % (last['dir'], last['len']), '"event": "retry_timeout"'))
+                '"dir": "%s", "len": %d' % (last['dir'], last['len']), '"event": "retry_timeout"')
+                if 'dir' in last else ev_lines[-1])
             with open(bad, 'w') as f:
                 f.write(ev)
             out, _ = stat(exe, ['-r', bad])
