@@ -255,7 +255,8 @@ static void fill_read_atomic(const struct transport_qp *t, const struct req_wqe 
 							     DROCE_OP_RC_FETCH_ADD;
 	h->atomic.va = w->wr.atomic.remote_addr;
 	h->atomic.rkey = w->wr.atomic.rkey;
-	h->atomic.cmp = w->wr.atomic.compare_add;
+	/* FETCH_ADD: the add value in Swap/Add, Compare unused and zero (IBA 9.4.4), as rxe */
+	h->atomic.cmp = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.atomic.compare_add : 0;
 	h->atomic.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.atomic.swap :
 								       w->wr.atomic.compare_add;
 }
