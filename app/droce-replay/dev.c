@@ -11,7 +11,6 @@
  * PSNs, an MR per [mr] filled with its initial contents, and the receive WRs.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,16 +29,6 @@
 static const char engine_ini[] =
 	"[eal]\nargs =\n[engine]\nlcores =\nmbufs = 8191\n";
 
-static int errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int eal_and_port(struct replay_dev *d, char *err, size_t len)
 {
 	char *argv[] = { "droce-replay", "--no-huge", "--no-shconf", "-m", "512", "--no-pci",
@@ -48,7 +37,7 @@ static int eal_and_port(struct replay_dev *d, char *err, size_t len)
 	int port;
 
 	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0)
-		return errf(err, len, "rte_eal_init: %s", rte_strerror(rte_errno));
+		return replay_errf(err, len, "rte_eal_init: %s", rte_strerror(rte_errno));
 	d->in = rte_ring_create("replay_in", REPLAY_RING, SOCKET_ID_ANY,
 				RING_F_SP_ENQ | RING_F_SC_DEQ);
 	d->out = rte_ring_create("replay_out", REPLAY_RING, SOCKET_ID_ANY,
@@ -56,10 +45,10 @@ static int eal_and_port(struct replay_dev *d, char *err, size_t len)
 	d->pool = rte_pktmbuf_pool_create("replay_pool", 4095, 0, 0,
 					  RTE_PKTMBUF_HEADROOM + REPLAY_MAX_FRAME, SOCKET_ID_ANY);
 	if (d->in == NULL || d->out == NULL || d->pool == NULL)
-		return errf(err, len, "rings or mbuf pool: %s", rte_strerror(rte_errno));
+		return replay_errf(err, len, "rings or mbuf pool: %s", rte_strerror(rte_errno));
 	port = rte_eth_from_rings("replay_port", &d->in, 1, &d->out, 1, SOCKET_ID_ANY);
 	if (port < 0)
-		return errf(err, len, "rte_eth_from_rings: %s", rte_strerror(rte_errno));
+		return replay_errf(err, len, "rte_eth_from_rings: %s", rte_strerror(rte_errno));
 	d->port = (uint16_t)port;
 	return 0;
 }
@@ -72,7 +61,7 @@ static int engine_config(char *err, size_t len)
 
 	if (fd < 0 || write(fd, engine_ini, sizeof(engine_ini) - 1) !=
 	    (ssize_t)(sizeof(engine_ini) - 1))
-		return errf(err, len, "memfd for the engine configuration: %s", strerror(errno));
+		return replay_errf(err, len, "memfd for the engine configuration: %s", strerror(errno));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	setenv("DROCE_CONFIG", path, 1);
 	return 0;	/* the fd stays open: droce reads the file on its first call */
@@ -88,7 +77,7 @@ static int add_device(struct replay_dev *d, const struct replay_scenario *sc, ch
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.name, sizeof(cfg.name), "replay");
 	if (rte_eth_dev_get_name_by_port(d->port, cfg.devargs) != 0)
-		return errf(err, len, "no name for port %u", d->port);
+		return replay_errf(err, len, "no name for port %u", d->port);
 	memcpy(cfg.mac, sc->mac, 6);
 	if (sc->ipv6) {		/* GID 0 fe80::EUI-64, GID 1 this address (REPLAY_SGID_INDEX) */
 		cfg.n_ipv6 = 1;
@@ -103,16 +92,16 @@ static int add_device(struct replay_dev *d, const struct replay_scenario *sc, ch
 	memcpy(cfg.neigh[0].mac, sc->peer_mac, 6);
 	rc = droce_device_add(&cfg);
 	if (rc != 0)
-		return errf(err, len, "droce_device_add: %s", strerror(-rc));
+		return replay_errf(err, len, "droce_device_add: %s", strerror(-rc));
 	list = droce_get_device_list(NULL);
 	if (list == NULL)
-		return errf(err, len, "droce_get_device_list: %s", strerror(errno));
+		return replay_errf(err, len, "droce_get_device_list: %s", strerror(errno));
 	d->ctx = droce_open_device(list[0]);
 	droce_free_device_list(list);
 	if (d->ctx == NULL)
-		return errf(err, len, "droce_open_device: %s", strerror(errno));
+		return replay_errf(err, len, "droce_open_device: %s", strerror(errno));
 	if (!droce_engine_is_inline())
-		return errf(err, len, "the engine is not inline");
+		return replay_errf(err, len, "the engine is not inline");
 	return 0;
 }
 
@@ -121,7 +110,7 @@ struct replay_dev *replay_dev_open(const struct replay_scenario *sc, char *err, 
 	struct replay_dev *d = calloc(1, sizeof(*d));
 
 	if (d == NULL) {
-		errf(err, len, "out of memory");
+		replay_errf(err, len, "out of memory");
 		return NULL;
 	}
 	d->sc = sc;

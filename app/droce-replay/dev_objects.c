@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,16 +17,6 @@
 #include "replay_dev.h"
 
 #define CQ_MAX 65536
-
-static int errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static void *alloc_mem(size_t n)
 {
@@ -47,11 +36,11 @@ static int mrs(struct replay_dev *d, char *err, size_t len)
 
 		d->mem[i] = alloc_mem(m->length);
 		if (d->mem[i] == NULL)
-			return errf(err, len, "[mr %#x]: out of memory", m->cap_rkey);
+			return replay_errf(err, len, "[mr %#x]: out of memory", m->cap_rkey);
 		memcpy(d->mem[i], m->init, m->length);
 		d->mr[i] = droce_reg_mr(d->pd, d->mem[i], m->length, m->access);
 		if (d->mr[i] == NULL)
-			return errf(err, len, "[mr %#x]: droce_reg_mr: %s", m->cap_rkey,
+			return replay_errf(err, len, "[mr %#x]: droce_reg_mr: %s", m->cap_rkey,
 				    strerror(errno));
 	}
 	return 0;
@@ -108,7 +97,8 @@ static int to_rts(struct replay_dev *d, unsigned int i)
 {
 	const struct replay_qp *q = &d->sc->qp[i];
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .sq_psn = q->sq_psn, .timeout = 14,
-				 .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+				 .retry_cnt = 7, .rnr_retry = 7,
+				 .max_rd_atomic = q->max_rd_atomic ? q->max_rd_atomic : 1 };
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
 	if (q->type == REPLAY_RC)
@@ -167,20 +157,21 @@ static int qps(struct replay_dev *d, char *err, size_t len)
 		const struct replay_qp *q = &d->sc->qp[i];
 		struct droce_qp_init_attr ia = {
 			.send_cq = d->cq, .recv_cq = d->cq, .qp_type = qpt[q->type],
-			.cap = { .max_send_wr = 16, .max_recv_wr = q->recv_wrs ? q->recv_wrs : 1,
+			.cap = { .max_send_wr = q->max_send_wr ? q->max_send_wr : 16,
+				 .max_recv_wr = q->recv_wrs ? q->recv_wrs : 1,
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
 
 		d->qp[i] = droce_create_qp(d->pd, &ia);
 		if (d->qp[i] == NULL)
-			return errf(err, len, "[qp %#x]: droce_create_qp: %s", q->cap_qpn,
+			return replay_errf(err, len, "[qp %#x]: droce_create_qp: %s", q->cap_qpn,
 				    strerror(errno));
 		rc = to_init(d, i);
 		rc = rc ? rc : to_rtr(d, i);
 		rc = rc ? rc : to_rts(d, i);
 		rc = rc ? rc : post_recvs(d, i);
 		if (rc != 0)
-			return errf(err, len, "[qp %#x]: set-up: %s", q->cap_qpn, strerror(rc));
+			return replay_errf(err, len, "[qp %#x]: set-up: %s", q->cap_qpn, strerror(rc));
 	}
 	return 0;
 }
@@ -191,12 +182,12 @@ int replay_dev_objects(struct replay_dev *d, char *err, size_t len)
 	unsigned int i;
 
 	for (i = 0; i < d->sc->n_qp; i++)
-		cqe += d->sc->qp[i].recv_wrs;
+		cqe += d->sc->qp[i].recv_wrs + d->sc->qp[i].max_send_wr;
 	d->pd = droce_alloc_pd(d->ctx);
 	d->cq = d->pd ? droce_create_cq(d->ctx, cqe > CQ_MAX ? CQ_MAX : (int)cqe, NULL, NULL, 0)
 		: NULL;
 	if (d->pd == NULL || d->cq == NULL)
-		return errf(err, len, "PD/CQ: %s", strerror(errno));
+		return replay_errf(err, len, "PD/CQ: %s", strerror(errno));
 	if (mrs(d, err, len) != 0)
 		return -1;
 	return qps(d, err, len);

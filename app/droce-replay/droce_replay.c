@@ -10,6 +10,7 @@
  * differs; 2 usage error, bad pcap, bad scenario, a request to a QP the scenario lacks;
  * 3 EAL, the port or a droce call failed.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,44 @@ static int check_names(const struct replay_capture *c, struct replay_scenario *s
 	return -1;
 }
 
+/* --requester -r ADDR names droce's side, the requester: the responder is the destination
+ * of its first request, as text in @p buf. NULL when ADDR sends no request. */
+static const char *responder_of(const struct replay_capture *c, const char *addr, char *buf,
+				size_t len)
+{
+	uint8_t gid[16] = { 0 };
+	unsigned int i;
+
+	if (inet_pton(AF_INET, addr, gid + 12) == 1)
+		gid[10] = gid[11] = 0xff;
+	else if (inet_pton(AF_INET6, addr, gid) != 1)
+		return NULL;
+	for (i = 0; i < c->n; i++) {
+		struct droce_pkt p;
+		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (droce_parse(c->f[i].data, c->f[i].len, 0, &p) != DROCE_PARSE_OK ||
+		    !(p.mask & DROCE_M_REQ) || memcmp(p.sgid, gid, 16) != 0)
+			continue;
+		if (memcmp(p.dgid, v4, 12) == 0)
+			return inet_ntop(AF_INET, p.dgid + 12, buf, (socklen_t)len);
+		return inet_ntop(AF_INET6, p.dgid, buf, (socklen_t)len);
+	}
+	return NULL;
+}
+
 static int get_scenario(const struct replay_opts *o, struct replay_capture *c,
 			struct replay_scenario *sc)
 {
-	char err[REPLAY_ERR_LEN] = "";
+	char err[REPLAY_ERR_LEN] = "", peer[64];
+	const char *responder = o->responder;
+
+	if (o->requester && responder != NULL &&
+	    (responder = responder_of(c, o->responder, peer, sizeof(peer))) == NULL) {
+		fprintf(stderr, "droce-replay: %s: no RoCE v2 request comes from %s\n", c->path,
+			o->responder);
+		return REPLAY_EXIT_INPUT;
+	}
 
 	if (o->scenario != NULL) {
 		if (replay_scenario_load(o->scenario, sc, err, sizeof(err)) != 0) {
@@ -113,7 +148,7 @@ static int get_scenario(const struct replay_opts *o, struct replay_capture *c,
 			return REPLAY_EXIT_INPUT;
 		}
 		replay_capture_classify(c, sc);
-	} else if (replay_derive(c, sc, o->responder, err, sizeof(err)) != 0) {
+	} else if (replay_derive(c, sc, responder, err, sizeof(err)) != 0) {
 		fprintf(stderr, "droce-replay: %s: cannot derive the responder: %s\n", c->path,
 			err);
 		return REPLAY_EXIT_INPUT;
@@ -133,6 +168,61 @@ static void summary(const struct replay_opts *o, const struct replay_capture *c,
 	       r->n_out, r->recv_ok, r->recv_err);
 	printf("replayed in %.3f ms (%s)\n", r->play_us / 1000.0,
 	       o->pace ? "paced" : o->step ? "step" : "fast");
+}
+
+/* droce in the requester's place: its work from the capture, the scenario seen from it. */
+static int run_requester(const struct replay_opts *o, const struct replay_capture *c,
+			 const struct replay_scenario *sc)
+{
+	static struct replay_scenario rsc;	/* large: not on the stack */
+	struct replay_result r = { 0 };
+	struct replay_pcap_out *pout = NULL;
+	char err[REPLAY_ERR_LEN] = "";
+	struct replay_work w;
+	struct replay_dev *d;
+	int rc = REPLAY_EXIT_PASS;
+
+	if (replay_req_derive(c, sc, &w, err, sizeof(err)) != 0 ||
+	    replay_req_scenario(sc, &w, &rsc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-replay: %s: cannot play the requester: %s\n", c->path, err);
+		replay_work_free(&w);
+		return REPLAY_EXIT_INPUT;
+	}
+	replay_req_ud_note(c, sc);
+	if (o->output != NULL && (pout = replay_pcap_open(o->output, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "droce-replay: %s\n", err);
+		replay_work_free(&w);
+		return REPLAY_EXIT_INPUT;
+	}
+	d = replay_dev_open(&rsc, err, sizeof(err));
+	if (d == NULL) {
+		fprintf(stderr, "droce-replay: droce set-up: %s\n", err);
+		replay_pcap_close(pout);
+		replay_work_free(&w);
+		return REPLAY_EXIT_SETUP;
+	}
+	if (replay_req_play(d, c, &w, pout, &r) != 0) {
+		fprintf(stderr, "droce-replay: the replay failed (engine, mbufs, memory or a post)\n");
+		rc = REPLAY_EXIT_SETUP;
+	}
+	replay_pcap_close(pout);
+	printf("capture %s: %u frames: %" PRIu64 " requests of the capture's requester, %" PRIu64
+	       " responses injected, %" PRIu64 " RoCE v2 of the other direction, %" PRIu64
+	       " not RoCE v2 (ignored)\n", o->capture, c->n, r.kind[RF_REQUEST], r.injected,
+	       r.kind[RF_OTHER_DIR] + r.kind[RF_MALFORMED], r.kind[RF_NOT_ROCE]);
+	printf("droce posted %u WRs and sent %u frames; send completions: %u\n", w.n, r.n_out,
+	       r.n_swc);
+	printf("replayed in %.3f ms (requester)\n", r.play_us / 1000.0);
+	if (!o->quiet)
+		replay_dev_print_counters(d, stdout);
+	if (rc == REPLAY_EXIT_PASS && o->compare &&
+	    replay_req_compare(c, sc, &w, &r, replay_req_local(d), stdout) != 0)
+		rc = REPLAY_EXIT_DIFF;
+	replay_result_free(&r);
+	replay_dev_close(d);
+	replay_work_free(&w);
+	rte_eal_cleanup();
+	return rc;
 }
 
 /* Set up droce, play, report. */
@@ -191,7 +281,7 @@ int main(int argc, char **argv)
 		rc = REPLAY_EXIT_PASS;
 	}
 	if (rc < 0)
-		rc = run(&o, &c, &sc);
+		rc = o.requester ? run_requester(&o, &c, &sc) : run(&o, &c, &sc);
 	replay_scenario_free(&sc);
 	replay_capture_free(&c);
 	return rc;

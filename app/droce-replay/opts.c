@@ -13,7 +13,7 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
-		"[--print-scenario] [--no-rd-limit] [-q] CAPTURE.pcap\n");
+		"[--print-scenario] [--no-rd-limit] [-R] [-q] CAPTURE.pcap\n");
 }
 
 static void help(void)
@@ -31,7 +31,12 @@ static void help(void)
 		"                       the engine takes them, in bursts of 32)",
 		"  -1, --step           one request at a time, each answered before the next",
 		"  -r, --responder ADDR the IPv4 or IPv6 address of the side droce plays (default:",
-		"                       the destination of the capture's first request)",
+		"                       the destination of the capture's first request; with -R",
+		"                       its source)",
+		"  -R, --requester      droce plays the capture's requester: it posts the work the",
+		"                       requests carry, the capture's responses are fed back, and",
+		"                       -c compares droce's requests, completions and READ/atomic",
+		"                       results with the capture's",
 		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
 		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
 		"                       max_dest_rd_atomic (play a requester that ignores it)",
@@ -39,9 +44,10 @@ static void help(void)
 		"  -h, --help           this text",
 		"      --version        the version",
 		"",
-		"Exit status: 0 replayed (with --compare: every response matched); 1 a response",
-		"differs; 2 usage error, bad pcap, bad scenario, a request to an unknown QP, no",
-		"request to droce's address;",
+		"Exit status: 0 replayed (with --compare: every response matched; with -R: every",
+		"request, completion and result); 1 something differs; 2 usage error, bad pcap,",
+		"bad scenario, a request to an unknown QP, no request to droce's address, a",
+		"requester's work the capture does not hold;",
 		"3 EAL, the port or a droce call failed.",
 	};
 	unsigned int i;
@@ -62,6 +68,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "responder", required_argument, NULL, 'r' },
 		{ "print-scenario", no_argument, NULL, 'P' },
 		{ "no-rd-limit", no_argument, NULL, 'L' },
+		{ "requester", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -69,7 +76,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "s:o:cp1r:qh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:o:cp1r:qRh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->scenario = optarg; break;
 		case 'o': o->output = optarg; break;
@@ -79,6 +86,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		case 'r': o->responder = optarg; break;
 		case 'P': o->print_scenario = true; break;
 		case 'L': o->no_rd_limit = true; break;
+		case 'R': o->requester = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
 		case 'V': printf("droce-replay %s\n", DROCE_VERSION); return REPLAY_EXIT_PASS;
@@ -97,6 +105,12 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 	if (o->scenario != NULL && o->responder != NULL) {
 		fprintf(stderr, "droce-replay: --responder is for a derived scenario; the "
 			"scenario file names droce's side ([device] ipv4 or ipv6)\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->requester && (o->pace || o->step || o->no_rd_limit)) {
+		fprintf(stderr, "droce-replay: --pace, --step and --no-rd-limit are for droce as "
+			"the responder; with --requester the responses go in as droce's requests "
+			"call for them\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	o->capture = argv[optind];

@@ -33,15 +33,7 @@
 #define MAX_SETTLE 200000
 #define FINAL_WAIT_US 20000
 
-struct play {
-	struct replay_dev *d;
-	struct replay_pcap_out *pout;
-	struct replay_result *r;
-	unsigned int cap_out;
-	uint8_t buf[REPLAY_MAX_FRAME];
-};
-
-static uint64_t now_us(void)
+uint64_t replay_now_us(void)
 {
 	struct timespec ts;
 
@@ -49,7 +41,7 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int keep_out(struct play *p, struct rte_mbuf *m)
+static int keep_out(struct replay_io *p, struct rte_mbuf *m)
 {
 	struct replay_out *o;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -91,8 +83,23 @@ static int keep_imm(struct replay_result *r, uint32_t imm)
 	return 0;
 }
 
+static int keep_swc(struct replay_result *r, const struct ibv_wc *wc)
+{
+	if (r->n_swc == r->cap_swc) {
+		unsigned int n = r->cap_swc ? r->cap_swc * 2 : 64;
+		struct replay_swc *v = realloc(r->swc, n * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		r->swc = v;
+		r->cap_swc = n;
+	}
+	r->swc[r->n_swc++] = (struct replay_swc){ .wr_id = wc->wr_id, .status = wc->status };
+	return 0;
+}
+
 /* One engine iteration; returns the frames droce sent in it, or -1. */
-static int poll_once(struct play *p)
+int replay_io_poll(struct replay_io *p)
 {
 	struct rte_mbuf *m[BURST];
 	struct ibv_wc wc[BURST];
@@ -109,6 +116,11 @@ static int poll_once(struct play *p)
 	}
 	k = droce_poll_cq(p->d->cq, BURST, wc);
 	for (i = 0; k > 0 && i < (unsigned int)k; i++) {
+		if (wc[i].wr_id & REPLAY_SEND_WR_ID) {	/* an error's opcode is undefined */
+			if (keep_swc(p->r, &wc[i]) != 0)
+				rc = -1;
+			continue;
+		}
 		if (wc[i].status == IBV_WC_SUCCESS)
 			p->r->recv_ok++;
 		else
@@ -121,13 +133,13 @@ static int poll_once(struct play *p)
 }
 
 /* Poll until the receive ring is empty and droce has sent nothing for a few iterations. */
-static int settle(struct play *p)
+int replay_io_settle(struct replay_io *p)
 {
 	unsigned int quiet = 0, i;
 	int n;
 
 	for (i = 0; i < MAX_SETTLE && quiet < QUIET_POLLS; i++) {
-		n = poll_once(p);
+		n = replay_io_poll(p);
 		if (n < 0)
 			return -1;
 		quiet = (n == 0 && rte_ring_count(p->d->in) == 0) ? quiet + 1 : 0;
@@ -175,7 +187,7 @@ static void map_ieth(struct replay_dev *d, uint8_t *hdr)
 }
 
 /* Copy a request into p->buf with droce's names; its length. */
-static uint32_t rewrite(struct play *p, const struct replay_frame *f)
+static uint32_t rewrite(struct replay_io *p, const struct replay_frame *f)
 {
 	const struct droce_pkt *k = &f->pkt;
 	uint8_t *b = p->buf, *bth = b + k->bth_off;
@@ -196,7 +208,7 @@ static uint32_t rewrite(struct play *p, const struct replay_frame *f)
 	return f->len;
 }
 
-static int inject(struct play *p, const void *data, uint32_t len)
+static int inject(struct replay_io *p, const void *data, uint32_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(p->d->pool);
 	unsigned int tries = 0;
@@ -207,7 +219,7 @@ static int inject(struct play *p, const void *data, uint32_t len)
 	}
 	memcpy(rte_pktmbuf_mtod(m, void *), data, len);
 	while (rte_ring_enqueue(p->d->in, m) != 0) {
-		if (poll_once(p) < 0 || ++tries > MAX_SETTLE) {
+		if (replay_io_poll(p) < 0 || ++tries > MAX_SETTLE) {
 			rte_pktmbuf_free(m);
 			return -1;
 		}
@@ -216,7 +228,7 @@ static int inject(struct play *p, const void *data, uint32_t len)
 	return 0;
 }
 
-static int inject_frame(struct play *p, const struct replay_frame *f)
+int replay_io_inject_frame(struct replay_io *p, const struct replay_frame *f)
 {
 	if (f->kind == RF_MALFORMED)
 		return inject(p, f->data, f->len);
@@ -290,12 +302,12 @@ static unsigned int rd_limit(const struct replay_scenario *sc, const struct repl
 }
 
 /* Paced: poll until the capture's time of @p f, relative to the first request. */
-static int wait_until(struct play *p, uint64_t start, uint64_t ts0, const struct replay_frame *f)
+static int wait_until(struct replay_io *p, uint64_t start, uint64_t ts0, const struct replay_frame *f)
 {
 	uint64_t due = start + (f->ts_us - ts0);
 
-	while (now_us() < due) {
-		int n = poll_once(p);
+	while (replay_now_us() < due) {
+		int n = replay_io_poll(p);
 		struct timespec idle = { 0, 10000 };
 
 		if (n < 0)
@@ -310,10 +322,10 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		const struct replay_opts *o, struct replay_pcap_out *pout,
 		struct replay_result *r)
 {
-	struct play *p = calloc(1, sizeof(*p));
+	struct replay_io *p = calloc(1, sizeof(*p));
 	bool *use = calloc(c->n ? c->n : 1, sizeof(*use));
 	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc, o);
-	uint64_t start = now_us(), ts0 = UINT64_MAX, t_end;
+	uint64_t start = replay_now_us(), ts0 = UINT64_MAX, t_end;
 	int rc = 0;
 
 	if (p == NULL || use == NULL) {
@@ -321,7 +333,7 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		free(use);
 		return -1;
 	}
-	*p = (struct play){ .d = d, .pout = pout, .r = r };
+	*p = (struct replay_io){ .d = d, .pout = pout, .r = r };
 	recv_consumers(c, d->sc, use);
 	for (i = 0; i < c->n && rc == 0; i++) {
 		const struct replay_frame *f = &c->f[i];
@@ -336,23 +348,23 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 		if (rc == 0 && f->kind == RF_REQUEST &&
 		    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC | DROCE_M_ATMWR |
 				    DROCE_M_FLUSH)) && ++rd > lim) {
-			rc = settle(p);
+			rc = replay_io_settle(p);
 			rd = 1;
 		}
 		if (rc == 0 && use[i])	/* every earlier request taken first, then the WR */
-			rc = settle(p) != 0 ? -1 : replay_dev_post_recv(d, (unsigned int)
+			rc = replay_io_settle(p) != 0 ? -1 : replay_dev_post_recv(d, (unsigned int)
 				(replay_scenario_qp(d->sc, droce_bth_qpn(droce_pkt_bth(&f->pkt))) -
 				 d->sc->qp)) != 0 ? -1 : 0;
-		rc = rc ? rc : inject_frame(p, f);
+		rc = rc ? rc : replay_io_inject_frame(p, f);
 		if (rc == 0 && !o->pace && ++burst == (o->step ? 1u : BURST)) {
-			rc = settle(p);
+			rc = replay_io_settle(p);
 			burst = 0;
 		}
 	}
-	rc = rc ? rc : settle(p);
-	r->play_us = now_us() - start;
-	for (t_end = now_us() + FINAL_WAIT_US; rc == 0 && now_us() < t_end;)
-		rc = poll_once(p) < 0 ? -1 : 0;	/* timers: a coalesced ACK's, say */
+	rc = rc ? rc : replay_io_settle(p);
+	r->play_us = replay_now_us() - start;
+	for (t_end = replay_now_us() + FINAL_WAIT_US; rc == 0 && replay_now_us() < t_end;)
+		rc = replay_io_poll(p) < 0 ? -1 : 0;	/* timers: a coalesced ACK's, say */
 	free(p);
 	free(use);
 	return rc;
@@ -366,5 +378,6 @@ void replay_result_free(struct replay_result *r)
 		free(r->out[i].data);
 	free(r->out);
 	free(r->imm);
+	free(r->swc);
 	memset(r, 0, sizeof(*r));
 }

@@ -57,6 +57,8 @@ struct replay_qp {
 	int access;		/* RC/UC: the QP's remote access (IBV_ACCESS_REMOTE_*) */
 	bool recv_follow;	/* recv_post = capture: a receive WR just before each request
 				 * that consumed one at the capture's responder */
+	uint16_t max_send_wr;	/* --requester: the WRs droce posts (else 16) */
+	uint8_t max_rd_atomic;	/* --requester: READ/atomic requests outstanding (else 1) */
 };
 
 /* One MR, named by the R_Key the capture's requests carry. */
@@ -81,6 +83,8 @@ struct replay_scenario {
 };
 
 /* scenario.c */
+/* A message into @p err (@p len bytes); -1. */
+int replay_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Load and check an INI scenario. 0, or -1 with a message in @p err. */
 int replay_scenario_load(const char *path, struct replay_scenario *sc, char *err, size_t len);
 void replay_scenario_free(struct replay_scenario *sc);
@@ -151,6 +155,14 @@ struct replay_result {
 	uint32_t *imm;			/* their immediate data (host order), in order */
 	unsigned int n_imm, cap_imm;
 	uint64_t play_us;		/* first injection to the last request's settling */
+	struct replay_swc {		/* --requester: send completions, in order */
+		uint64_t wr_id;
+		int status;		/* enum ibv_wc_status */
+	} *swc;
+	unsigned int n_swc, cap_swc;
+	unsigned int stalls;		/* --requester: responses injected before droce had sent
+					 * the requests the capture's requester sent before them */
+	unsigned int in_error;		/* --requester: responses injected to a QP in ERR */
 };
 
 /* dev.c + play.c */
@@ -164,6 +176,7 @@ struct replay_opts {
 	bool step;	/* one request at a time: droce never coalesces ACKs */
 	bool print_scenario;
 	bool no_rd_limit;	/* do not keep max_dest_rd_atomic (a misbehaving requester) */
+	bool requester;		/* droce plays the requester (requester.c, req_*.c) */
 	bool quiet;
 };
 
@@ -182,5 +195,70 @@ void replay_result_free(struct replay_result *r);
 /* compare.c: print the differences; the number of them. */
 unsigned int replay_compare(const struct replay_capture *c, const struct replay_result *r,
 			    FILE *o);
+
+/*
+ * --requester: droce in the place of the capture's requester. The work it posts is derived
+ * from the requests (requester.c), the capture's responses are fed back as droce's requests
+ * call for them (req_play.c), and droce's requests, completions and READ/atomic results are
+ * compared with the capture's (req_compare.c).
+ */
+#define REPLAY_REQ_MAX_WR 16384	/* per QP: droce's DROCE_MAX_QP_WR */
+#define REPLAY_SEND_WR_ID (1ull << 63)	/* a send WR's wr_id: this bit | its index */
+#define REPLAY_REQ_RD_ATOMIC 128	/* READ/atomic requests droce keeps outstanding: its
+					 * maximum, never fewer than the capture's requester */
+#define REPLAY_REQ_STALL_US 1000000	/* a response waits this long for droce's requests:
+					 * > its retransmission timeout (14: 67 ms), RNR waits */
+
+/* One message of the capture's requester: one send WR of droce's. */
+struct replay_wr {
+	unsigned int qp;	/* index in the scenario */
+	int op;			/* enum ibv_wr_opcode */
+	bool solicited;		/* BTH SE on its last packet */
+	uint32_t len;		/* bytes: payload, READ's DMA length, 8 for an atomic */
+	uint64_t off;		/* its bytes in the local buffer */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, cmp;	/* atomics, host order */
+	uint32_t imm;		/* ImmDt (network order) or IETH R_Key (host order) */
+	uint32_t psn;		/* first PSN */
+	uint32_t npsn;		/* PSNs it takes */
+	unsigned int frame;	/* capture frame of its first packet (1-based) */
+};
+
+struct replay_work {
+	struct replay_wr *wr;	/* in capture order */
+	unsigned int n, cap;
+	uint8_t *buf;		/* the local buffer's initial contents: what the requests carry */
+	uint64_t len;
+	bool *late;		/* per capture frame: a request the capture's requester resent
+				 * after a response had acknowledged it (the ACK was on the wire
+				 * when its timer fired): not played, not compared */
+	unsigned int n_late;
+};
+
+/* The work of @p sc's QPs' requesters. 0, or -1 with a message in @p err. */
+int replay_req_derive(const struct replay_capture *c, const struct replay_scenario *sc,
+		      struct replay_work *w, char *err, size_t len);
+/* droce's side: @p sc seen from the requester (addresses swapped, a QP per requester QP
+ * named by the QPN the responses carry, one local MR holding @p w's buffer). */
+int replay_req_scenario(const struct replay_scenario *sc, const struct replay_work *w,
+			struct replay_scenario *rsc, char *err, size_t len);
+void replay_work_free(struct replay_work *w);
+/* Say on stderr which UD QPs' requests are not played. */
+void replay_req_ud_note(const struct replay_capture *c, const struct replay_scenario *sc);
+const struct replay_frame *replay_req_resent(const struct replay_capture *c,
+					     const struct replay_scenario *sc, unsigned int from,
+					     unsigned int k, uint32_t psn);
+/* The scenario QP (index) whose requester sent @p f (its DestQP), or -1. */
+int replay_req_qp_of(const struct replay_scenario *sc, const struct droce_pkt *p);
+
+int replay_req_play(struct replay_dev *d, const struct replay_capture *c,
+		    const struct replay_work *w, struct replay_pcap_out *pout,
+		    struct replay_result *r);
+/* The local buffer after the replay. */
+const uint8_t *replay_req_local(const struct replay_dev *d);
+unsigned int replay_req_compare(const struct replay_capture *c, const struct replay_scenario *sc,
+				const struct replay_work *w, const struct replay_result *r,
+				const uint8_t *local, FILE *o);
 
 #endif /* DROCE_REPLAY_H */

@@ -33,6 +33,23 @@ struct replay_dev {
 	uint32_t posted[REPLAY_MAX_QP];	/* receive WRs posted so far */
 };
 
+/* play.c: the injection and collection both halves use. */
+struct replay_io {
+	struct replay_dev *d;
+	struct replay_pcap_out *pout;
+	struct replay_result *r;
+	unsigned int cap_out;
+	uint8_t buf[REPLAY_MAX_FRAME];
+};
+
+uint64_t replay_now_us(void);
+/* One engine iteration: droce's frames kept, completions taken. The frames sent, or -1. */
+int replay_io_poll(struct replay_io *p);
+/* Poll until the receive ring is empty and droce has sent nothing for a few iterations. */
+int replay_io_settle(struct replay_io *p);
+/* Inject a frame of the capture, rewritten to droce's QPN, R_Keys and VAs. */
+int replay_io_inject_frame(struct replay_io *p, const struct replay_frame *f);
+
 int replay_dev_objects(struct replay_dev *d, char *err, size_t len);
 /* Post QP @p i's next receive WR (none once recv_wrs are posted). 0 or an errno. */
 int replay_dev_post_recv(struct replay_dev *d, unsigned int i);

@@ -73,6 +73,16 @@ static unsigned int line_of(const char *path, const char *sec, const char *key)
 	return found;
 }
 
+int replay_errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* "PATH:LINE: [sec] what", LINE that of the key being parsed or of the section. */
 static int fail(struct pctx *p, const char *fmt, ...)
 {

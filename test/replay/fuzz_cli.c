@@ -4,7 +4,8 @@
 /*
  * libFuzzer target: droce-replay's command line (app/droce-replay/opts.c). The input, split at
  * NUL bytes, is the argument vector. Accepted options must be consistent: one capture that is
- * one of the arguments, never --pace with --step, never --responder with --scenario.
+ * one of the arguments, never --pace with --step, never --responder with --scenario, never
+ * --requester with --pace, --step or --no-rd-limit.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -54,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	optind = 0;	/* glibc: a full re-initialisation of getopt */
 	rc = replay_parse_args(argc, argv, &o);
 	if (rc == -1 && (o.capture == NULL || !is_arg(argv, argc, o.capture) ||
-			 (o.pace && o.step) || (o.scenario != NULL && o.responder != NULL)))
+			 (o.pace && o.step) || (o.scenario != NULL && o.responder != NULL) ||
+			 (o.requester && (o.pace || o.step || o.no_rd_limit))))
 		abort();
 	if (rc != -1 && rc != REPLAY_EXIT_PASS && rc != REPLAY_EXIT_INPUT)
 		abort();

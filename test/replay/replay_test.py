@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zlib
 
 REPLAY, DUMP, CAPS, WORK, CHECK = sys.argv[1:6]
 RESPONSE_OPCODES = {13, 14, 15, 16, 17, 18}   # READ responses, ACK, atomic ACK
@@ -574,6 +575,165 @@ def synthetic_flush():
     dump = subprocess.run([DUMP, path], capture_output=True, text=True).stdout
     assert dump.count(' RC_FLUSH ') == 2 and 'feth sel range plt global reth' in dump and \
         'feth sel mr plt global reth' in dump and '6 RoCE v2 (6 ok, 0 bad)' in dump, dump
+
+
+# --requester: droce in the place of the capture's requester (doc/droce-replay.md, "Playing
+# the requester").
+REQ_CAPTURES = [   # (capture, side droce plays)
+    ('write_bw', G2), ('read_bw', G2), ('send_bw', G2), ('atomic_bw', G2),
+    ('send_lat', G1), ('send_lat', G2), ('write_lat', G1), ('write_lat', G2),
+    ('rc_pingpong', G1), ('rc_pingpong', G2), ('srq_pingpong', G1), ('srq_pingpong', G2),
+    ('uc_pingpong', G1), ('uc_pingpong', G2), ('rc_pingpong_ipv6', G2_6),
+    ('read_bw_ipv6', G2_6), ('send_bw_rnr', G2), ('rping_cm', G1), ('rping_cm', G2),
+    ('rstream_imm', G1), ('rstream_imm', G2), ('rc_probe_imm_inv', G1),
+    ('rc_probe_read_bad_rkey', G1), ('rc_probe_write_bad_rkey', G1), ('write_bw_nak', G2),
+]
+REQUEST_OPCODES = set(range(0, 13)) | {19, 20} | set(range(32, 44))   # RC and UC
+
+
+def rxe_requests(name, side):
+    """The RC/UC request frames the capture's requester sent (tshark)."""
+    rows = tshark(cap(name), ['infiniband.bth.opcode'],
+                  f'{ip_field(side)}.src=={side} && udp.dstport==4791')
+    return sum(1 for (op,) in rows if int(op) in REQUEST_OPCODES)
+
+
+def req_summary(out):
+    m = re.search(r'compare: (\d+) captured requests matched one for one, (\d+) QPs\' '
+                  r'retransmissions differ in number \((\d+) of droce\'s checked against the '
+                  r'first transmission\), (\d+) differences', out)
+    assert m, out
+    return tuple(int(x) for x in m.groups())
+
+
+def count(pattern, out):
+    m = re.search(pattern, out, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def requester_golden():
+    """Every capture droce can play as the requester (RC and UC; UD is played as the
+    responder only): droce's requests match rxe's (first transmissions one for one), its
+    completions are what the responses imply, its READ/atomic results what they carried;
+    every request frame of the capture's requester is accounted for."""
+    for name, side in REQ_CAPTURES:
+        out = run('-q', '-c', '-R', '-r', side, cap(name)).stdout
+        matched, retx_other, _, diffs = req_summary(out)
+        late = count(r'^compare: (\d+) rxe retransmissions of a request a response had', out)
+        rxe_retx = count(r'^compare: retransmissions: rxe resent (\d+) request frames', out)
+        n = rxe_requests(name, side)
+        assert diffs == 0 and n > 0, f'{name} {side}\n{out}'
+        assert matched + late + rxe_retx == n, f'{name} {side}: {n} requests\n{out}'
+        assert (rxe_retx > 0) == (retx_other > 0), out
+    # rxe's one retransmission after its ACK (send_lat g2), and after RNR NAKs droce resends
+    # what its recovery window allows (send_bw_rnr)
+    out = run('-q', '-c', '-R', '-r', G2, cap('send_lat')).stdout
+    assert 'compare: 1 rxe retransmissions of a request a response had already' in out, out
+    out = run('-q', '-c', '-R', '-r', G2, cap('send_bw_rnr')).stdout
+    assert re.search(r'^compare: retransmissions: rxe resent 90 request frames, droce \d+; '
+                     r'each of droce\'s carries', out, re.M), out
+    out = run('-q', '-c', '-R', '-r', G2, cap('read_bw')).stdout
+    assert 'compare: 50 messages\' completions checked, 204800 bytes' in out, out
+
+
+def requester_lossy_capture():
+    """write_bw_nak lost 1 in 16 of the requester's frames on the way to the capture point:
+    droce sends those as first transmissions (compared with rxe's resends), answers rxe's
+    NAKs with what its recovery window allows (fewer frames than rxe's go-back-N, each like
+    the first transmission of its PSN) and asks for ACKs inside messages where its window
+    fills; every message completes as the capture's ACKs say."""
+    out = run('-q', '-c', '-R', cap('write_bw_nak')).stdout
+    assert 'compare: 4 requests the capture shows only resent (lost before the capture ' \
+        'point)' in out, out
+    assert re.search(r'^compare: retransmissions: rxe resent 262 request frames, droce \d+;',
+                     out, re.M), out
+    assert "compare: 20 messages' completions checked" in out, out
+    ackreq = count(r'^compare: (\d+) first transmissions inside a message with AckReq', out)
+    assert ackreq > 0, out
+
+
+def icrc_v4(f):
+    """The ICRC of an IPv4 RoCE v2 frame (IBA A17.8: variant fields masked)."""
+    ip = bytearray(f[14:34])
+    ip[1], ip[8], ip[10:12] = 0xff, 0xff, b'\xff\xff'
+    udp = bytearray(f[34:42])
+    udp[6:8] = b'\xff\xff'
+    rest = bytearray(f[42:-4])
+    rest[4] = 0xff
+    return struct.pack('<I', zlib.crc32(b'\xff' * 8 + bytes(ip) + bytes(udp) + bytes(rest)))
+
+
+def pcap_frames(path):
+    data = open(path, 'rb').read()
+    off, out = 24, []
+    while off < len(data):
+        n = struct.unpack('<I', data[off + 8:off + 12])[0]
+        out.append([data[off:off + 16], bytearray(data[off + 16:off + 16 + n])])
+        off += 16 + n
+    return data[:24], out
+
+
+def write_pcap(path, head, frames):
+    with open(path, 'wb') as f:
+        f.write(head)
+        for h, d in frames:
+            f.write(h[:8] + struct.pack('<II', len(d), len(d)) + bytes(d))
+
+
+def requester_detects_differences():
+    """A retransmission that differs from the first transmission, and an ACK for a PSN droce
+    never sends (droce resends until its retries run out), make --requester --compare fail
+    (exit 1) naming the frame."""
+    head, fr = pcap_frames(cap('send_lat'))
+    seen, at = set(), None
+    for i, (_, f) in enumerate(fr):
+        if len(f) > 60 and f[26:30] == bytes([10, 47, 0, 1]) and f[36:38] == b'\x12\xb7' \
+                and f[42] in REQUEST_OPCODES:
+            key = (bytes(f[46:50]), bytes(f[50:54]))
+            if key in seen:
+                at = i
+                break
+            seen.add(key)
+    assert at is not None
+    fr[at][1][-5] ^= 1                       # the payload's last byte
+    fr[at][1][-4:] = icrc_v4(fr[at][1])
+    path = os.path.join(WORK, 'send_lat_bad_retx.pcap')
+    write_pcap(path, head, fr)
+    out = run('-q', '-c', '-R', '-r', G1, path, code=1).stdout
+    assert re.search(rf'^DIFF capture frame {at + 1}: rxe RC_SEND_ONLY .*payload differs$',
+                     out, re.M), out
+    # the last ACK of write_bw moved 1000 PSNs on: droce never calls for it
+    head, fr = pcap_frames(cap('write_bw'))
+    last = max(i for i, (_, f) in enumerate(fr) if len(f) > 42 and f[42] == 17)
+    f = fr[last][1]
+    f[51:54] = ((int.from_bytes(f[51:54], 'big') + 1000) & 0xffffff).to_bytes(3, 'big')
+    f[-4:] = icrc_v4(f)
+    path = os.path.join(WORK, 'write_bw_far_ack.pcap')
+    write_pcap(path, head, fr)
+    out = run('-q', '-c', '-R', path, code=1).stdout   # droce resends until retry_cnt is out
+    assert 'DIFF 1 captured responses went to a droce QP in the error state' in out, out
+    assert re.search(r'^DIFF capture frame \d+: message PSN \d+ \(4096 bytes\): the capture '
+                     r'implies completion success; droce\'s: transport retry counter exceeded$',
+                     out, re.M), out
+
+
+def requester_errors():
+    """Bad input for --requester: refused with the reason (exit 2) before droce starts."""
+    def err(args, text):
+        p = run(*args, code=2)
+        assert text in p.stderr, f'{args}: {p.stderr}'
+
+    err(['-R', '--step', cap('write_bw')], '--pace, --step and --no-rd-limit are for droce')
+    err(['-R', '-r', '10.47.0.9', cap('write_bw')], 'no RoCE v2 request comes from 10.47.0.9')
+    err(['-R', cap('ud_pingpong')], 'no RC or UC request to play')
+    head, fr = pcap_frames(cap('write_bw'))
+    lasts = [i for i, (_, f) in enumerate(fr) if len(f) > 42 and f[42] == 8]
+    path = os.path.join(WORK, 'write_bw_cut.pcap')
+    write_pcap(path, head, fr[:lasts[-1]])  # the capture ends inside the last message
+    err(['-R', path], 'has no last packet in the capture')
+    mids = [i for i, (_, f) in enumerate(fr) if len(f) > 42 and f[42] == 7]
+    write_pcap(path, head, fr[:mids[3]] + fr[mids[3] + 1:])   # a PSN never seen
+    err(['-R', path], 'and the capture never holds PSN')
 
 
 def main():

@@ -25,7 +25,7 @@ scenario)
 	cp "$src"/config/replay-*.ini "$work/corpus/"
 	dict=(-dict="$src/test/replay/scenario.dict") ;;
 derive)
-	extra=("$app/capture.c" "$app/derive.c" "$src"/lib/wire/wire_*.c)
+	extra=("$app/capture.c" "$app/derive.c" "$app/requester.c" "$src"/lib/wire/wire_*.c)
 	# shellcheck disable=SC2207
 	libs=(-lpcap $(pkg-config --libs libisal))
 	maxlen=65536
@@ -38,6 +38,7 @@ cli)
 	libs=()
 	maxlen=512
 	printf '%s\0' -c -1 -s x.ini cap.pcap > "$work/corpus/seed1"
+	printf '%s\0' -R -c -r 10.47.0.2 -o out.pcap cap.pcap > "$work/corpus/seed3"
 	printf '%s\0' --pace --responder 10.47.0.2 -o out.pcap --print-scenario cap.pcap \
 		> "$work/corpus/seed2"
 	dict=() ;;
