@@ -42,6 +42,8 @@ static int mrs(struct replay_dev *d, char *err, size_t len)
 		if (d->mr[i] == NULL)
 			return replay_errf(err, len, "[mr %#x]: droce_reg_mr: %s", m->cap_rkey,
 				    strerror(errno));
+		d->live_rkey[i] = d->mr[i]->rkey;
+		d->live_va[i] = (uint64_t)(uintptr_t)d->mem[i];
 	}
 	return 0;
 }
@@ -166,6 +168,7 @@ static int qps(struct replay_dev *d, char *err, size_t len)
 		if (d->qp[i] == NULL)
 			return replay_errf(err, len, "[qp %#x]: droce_create_qp: %s", q->cap_qpn,
 				    strerror(errno));
+		d->live_qpn[i] = d->qp[i]->qp_num;
 		rc = to_init(d, i);
 		rc = rc ? rc : to_rtr(d, i);
 		rc = rc ? rc : to_rts(d, i);
@@ -199,6 +202,10 @@ void replay_dev_close(struct replay_dev *d)
 
 	if (d == NULL)
 		return;
+	if (d->wire && d->pool != NULL) {
+		rte_eth_dev_stop(d->port);
+		rte_eth_dev_close(d->port);
+	}
 	for (i = 0; i < REPLAY_MAX_QP; i++) {
 		if (d->qp[i] != NULL)
 			droce_destroy_qp(d->qp[i]);

@@ -17,7 +17,7 @@
 
 #include <rte_eal.h>
 
-#include "replay.h"
+#include "replay_dev.h"
 
 /* The R_Keys a request names (RETH, AtomicETH, IETH): @p k[], their number. */
 static unsigned int rkeys_of(const struct droce_pkt *p, uint32_t k[2])
@@ -225,6 +225,46 @@ static int run_requester(const struct replay_opts *o, const struct replay_captur
 	return rc;
 }
 
+/* --serve: the responder on a real port until SIGINT/SIGTERM, its names in the map. */
+static int run_serve(const struct replay_opts *o, struct replay_scenario *sc)
+{
+	char err[REPLAY_ERR_LEN] = "";
+	struct replay_dev *d;
+	unsigned int i;
+	int rc = REPLAY_EXIT_PASS;
+
+	for (i = 0; i < sc->n_qp; i++)	/* the player's pace is not known here */
+		if (sc->qp[i].recv_follow) {
+			sc->qp[i].recv_follow = false;
+			fprintf(stderr, "droce-replay: note: [qp %#x]: recv_post = capture is not "
+				"kept by --serve: its receive WRs are all posted at the start\n",
+				sc->qp[i].cap_qpn);
+		}
+	d = replay_dev_serve(sc, o->serve, err, sizeof(err));
+	if (d == NULL) {
+		fprintf(stderr, "droce-replay: droce set-up: %s\n", err);
+		return REPLAY_EXIT_SETUP;
+	}
+	replay_serve_signals();
+	if (replay_map_write(d, o->map, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-replay: %s\n", err);
+		rc = REPLAY_EXIT_SETUP;
+	} else {
+		printf("droce-replay --serve: %u QPs, %u MRs on %s; map %s\n", sc->n_qp, sc->n_mr,
+		       o->serve, o->map);
+		fflush(stdout);
+		if (replay_serve(d, stdout) != 0)
+			rc = REPLAY_EXIT_SETUP;
+	}
+	if (!o->quiet)
+		replay_dev_print_counters(d, stdout);
+	fflush(stdout);
+	/* No rte_eal_cleanup(), as droce-run: with a net_memif port it unmaps memory DPDK's
+	 * interrupt thread may still be reading (a SIGSEGV in rte_intr_fd_get() at exit). */
+	replay_dev_close(d);
+	return rc;
+}
+
 /* Set up droce, play, report. */
 static int run(const struct replay_opts *o, const struct replay_capture *c,
 	       const struct replay_scenario *sc)
@@ -239,11 +279,19 @@ static int run(const struct replay_opts *o, const struct replay_capture *c,
 		fprintf(stderr, "droce-replay: %s\n", err);
 		return REPLAY_EXIT_INPUT;
 	}
-	d = replay_dev_open(sc, err, sizeof(err));
+	d = o->wire != NULL ? replay_dev_wire(sc, o->wire, err, sizeof(err)) :
+			      replay_dev_open(sc, err, sizeof(err));
 	if (d == NULL) {
-		fprintf(stderr, "droce-replay: droce set-up: %s\n", err);
+		fprintf(stderr, "droce-replay: %s set-up: %s\n", o->wire ? "port" : "droce", err);
 		replay_pcap_close(pout);
 		return REPLAY_EXIT_SETUP;
+	}
+	if (o->wire != NULL && replay_map_read(d, o->map, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-replay: %s\n", err);	/* before anything is sent */
+		replay_pcap_close(pout);
+		replay_dev_close(d);
+		rte_eal_cleanup();
+		return REPLAY_EXIT_INPUT;
 	}
 	if (replay_play(d, c, o, pout, &r) != 0) {
 		fprintf(stderr, "droce-replay: the replay failed (engine, mbufs or memory)\n");
@@ -251,13 +299,14 @@ static int run(const struct replay_opts *o, const struct replay_capture *c,
 	}
 	replay_pcap_close(pout);
 	summary(o, c, &r);
-	if (!o->quiet)
+	if (!o->quiet && o->wire == NULL)
 		replay_dev_print_counters(d, stdout);
 	if (rc == REPLAY_EXIT_PASS && o->compare && replay_compare(c, &r, stdout) != 0)
 		rc = REPLAY_EXIT_DIFF;
 	replay_result_free(&r);
 	replay_dev_close(d);
-	rte_eal_cleanup();
+	if (o->wire == NULL)	/* a real port: as run_serve() */
+		rte_eal_cleanup();
 	return rc;
 }
 
@@ -281,7 +330,8 @@ int main(int argc, char **argv)
 		rc = REPLAY_EXIT_PASS;
 	}
 	if (rc < 0)
-		rc = o.requester ? run_requester(&o, &c, &sc) : run(&o, &c, &sc);
+		rc = o.serve != NULL ? run_serve(&o, &sc) : o.requester ?
+		     run_requester(&o, &c, &sc) : run(&o, &c, &sc);
 	replay_scenario_free(&sc);
 	replay_capture_free(&c);
 	return rc;

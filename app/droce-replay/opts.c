@@ -13,7 +13,8 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
-		"[--print-scenario] [--no-rd-limit] [-R] [-q] CAPTURE.pcap\n");
+		"[--print-scenario] [--no-rd-limit] [-R] [--serve|--wire DEVARGS --map FILE] [-q] "
+		"CAPTURE.pcap\n");
 }
 
 static void help(void)
@@ -37,6 +38,11 @@ static void help(void)
 		"                       requests carry, the capture's responses are fed back, and",
 		"                       -c compares droce's requests, completions and READ/atomic",
 		"                       results with the capture's",
+		"      --serve DEVARGS  the responder on the DPDK port DEVARGS names, its live QPNs,",
+		"                       R_Keys and addresses written to --map; until SIGINT/SIGTERM",
+		"      --wire DEVARGS   play onto the DPDK port DEVARGS names against a --serve",
+		"                       process, rewritten to the names its --map holds",
+		"      --map FILE       the live names: --serve writes it, --wire reads it",
 		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
 		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
 		"                       max_dest_rd_atomic (play a requester that ignores it)",
@@ -69,6 +75,9 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "print-scenario", no_argument, NULL, 'P' },
 		{ "no-rd-limit", no_argument, NULL, 'L' },
 		{ "requester", no_argument, NULL, 'R' },
+		{ "serve", required_argument, NULL, 'S' },
+		{ "wire", required_argument, NULL, 'W' },
+		{ "map", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -87,6 +96,9 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		case 'P': o->print_scenario = true; break;
 		case 'L': o->no_rd_limit = true; break;
 		case 'R': o->requester = true; break;
+		case 'S': o->serve = optarg; break;
+		case 'W': o->wire = optarg; break;
+		case 'M': o->map = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
 		case 'V': printf("droce-replay %s\n", DROCE_VERSION); return REPLAY_EXIT_PASS;
@@ -111,6 +123,22 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		fprintf(stderr, "droce-replay: --pace, --step and --no-rd-limit are for droce as "
 			"the responder; with --requester the responses go in as droce's requests "
 			"call for them\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if ((o->serve != NULL || o->wire != NULL) != (o->map != NULL) ||
+	    (o->serve != NULL && o->wire != NULL)) {
+		fprintf(stderr, "droce-replay: --serve or --wire, each with --map (and --map only "
+			"with one of them)\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if ((o->serve != NULL || o->wire != NULL) && o->requester) {
+		fprintf(stderr, "droce-replay: --requester plays in-process only\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->serve != NULL && (o->compare || o->output != NULL || o->pace || o->step ||
+				 o->print_scenario)) {
+		fprintf(stderr, "droce-replay: --serve takes no --compare, --output, --pace, "
+			"--step or --print-scenario: it answers what --wire plays\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	o->capture = argv[optind];

@@ -32,6 +32,8 @@
 #define QUIET_POLLS 4
 #define MAX_SETTLE 200000
 #define FINAL_WAIT_US 20000
+#define WIRE_QUIET_US 2000	/* --wire: nothing more after the answers for this long */
+#define WIRE_WAIT_US 2000000	/* --wire: the answers the capture implies, at most */
 
 uint64_t replay_now_us(void)
 {
@@ -106,14 +108,20 @@ int replay_io_poll(struct replay_io *p)
 	unsigned int n, i;
 	int k, rc = 0;
 
-	if (droce_engine_poll(p->d->ctx) < 0)
-		return -1;
-	n = rte_ring_dequeue_burst(p->d->out, (void **)m, BURST, NULL);
+	if (p->d->wire) {	/* what the device under test sent */
+		n = rte_eth_rx_burst(p->d->port, 0, m, BURST);
+	} else {
+		if (droce_engine_poll(p->d->ctx) < 0)
+			return -1;
+		n = rte_ring_dequeue_burst(p->d->out, (void **)m, BURST, NULL);
+	}
 	for (i = 0; i < n; i++) {
 		if (keep_out(p, m[i]) != 0)
 			rc = -1;
 		rte_pktmbuf_free(m[i]);
 	}
+	if (p->d->wire)
+		return rc < 0 ? rc : (int)n;
 	k = droce_poll_cq(p->d->cq, BURST, wc);
 	for (i = 0; k > 0 && i < (unsigned int)k; i++) {
 		if (wc[i].wr_id & REPLAY_SEND_WR_ID) {	/* an error's opcode is undefined */
@@ -132,12 +140,90 @@ int replay_io_poll(struct replay_io *p)
 	return rc < 0 ? rc : (int)n;
 }
 
+/* The slot of requester QP @p qpn in p->dq[], added if new; -1 when full. */
+static int dq_slot(struct replay_io *p, uint32_t qpn)
+{
+	unsigned int k;
+
+	for (k = 0; k < p->n_dq; k++)
+		if (p->dq[k] == qpn)
+			return (int)k;
+	if (p->n_dq == REPLAY_MAX_QP)
+		return -1;
+	p->dq[p->n_dq] = qpn;
+	return (int)p->n_dq++;
+}
+
+/* Raise @p v[k] to @p psn (PSN order). */
+static void newest(uint32_t *v, bool *have, int k, uint32_t psn)
+{
+	if (k >= 0 && (!have[k] || droce_psn_lt(v[k], psn))) {
+		v[k] = psn;
+		have[k] = true;
+	}
+}
+
+/* Has the device answered as far as the capture's responder had by p->pos, and every
+ * READ/atomic injected (before one more may go: its responder resources)? Its newest response
+ * on each requester QP at or past those PSNs (a coalesced ACK covers). */
+static bool wire_answered(struct replay_io *p)
+{
+	unsigned int k;
+
+	for (; p->c != NULL && p->cpos < p->pos; p->cpos++) {
+		const struct replay_frame *f = &p->c->f[p->cpos];
+
+		if (f->kind == RF_RESPONSE)
+			newest(p->want, p->have_want,
+			       dq_slot(p, droce_bth_qpn(droce_pkt_bth(&f->pkt))),
+			       droce_bth_psn(droce_pkt_bth(&f->pkt)));
+	}
+	for (; p->dpos < p->r->n_out; p->dpos++) {
+		const struct replay_out *o = &p->r->out[p->dpos];
+
+		if (o->parsed && (o->pkt.mask & DROCE_M_RESP))
+			newest(p->got, p->have_got, dq_slot(p, droce_bth_qpn(droce_pkt_bth(&o->pkt))),
+			       droce_bth_psn(droce_pkt_bth(&o->pkt)));
+	}
+	for (k = 0; k < p->n_dq; k++) {
+		if (p->have_want[k] && (!p->have_got[k] || droce_psn_lt(p->got[k], p->want[k])))
+			return false;
+		if (p->have_rd[k] && (!p->have_got[k] || droce_psn_lt(p->got[k], p->rd_want[k])))
+			return false;
+	}
+	return true;
+}
+
+/* --wire: until the device under test has answered as far as the capture's responder had
+ * (at most WIRE_WAIT_US: what it does not send is a difference), then nothing for
+ * WIRE_QUIET_US more. Another process answers when the OS runs it: no fixed quiet time
+ * would tell "done" from "not run yet". */
+static int wire_settle(struct replay_io *p)
+{
+	uint64_t start = replay_now_us(), last = start;
+
+	for (;;) {
+		int n = replay_io_poll(p);
+		uint64_t now = replay_now_us();
+
+		if (n < 0)
+			return -1;
+		if (n > 0)
+			last = now;
+		if (now - last >= WIRE_QUIET_US &&
+		    (wire_answered(p) || now - start >= WIRE_WAIT_US))
+			return 0;
+	}
+}
+
 /* Poll until the receive ring is empty and droce has sent nothing for a few iterations. */
 int replay_io_settle(struct replay_io *p)
 {
 	unsigned int quiet = 0, i;
 	int n;
 
+	if (p->d->wire)
+		return wire_settle(p);
 	for (i = 0; i < MAX_SETTLE && quiet < QUIET_POLLS; i++) {
 		n = replay_io_poll(p);
 		if (n < 0)
@@ -151,7 +237,7 @@ static uint32_t droce_qpn(struct replay_dev *d, uint32_t cap_qpn)
 {
 	const struct replay_qp *q = replay_scenario_qp(d->sc, cap_qpn);
 
-	return d->qp[q - d->sc->qp]->qp_num;
+	return d->live_qpn[q - d->sc->qp];
 }
 
 /* R_Key and VA of a RETH / AtomicETH (both start with VA, R_Key) to droce's MR. */
@@ -166,9 +252,8 @@ static void map_mem(struct replay_dev *d, uint8_t *hdr)
 	m = replay_scenario_mr(d->sc, rte_be_to_cpu_32(rkey));
 	if (m == NULL)
 		return;	/* not in the scenario: droce sees the captured R_Key */
-	va = rte_cpu_to_be_64((uint64_t)(uintptr_t)d->mem[m - d->sc->mr] +
-			      (rte_be_to_cpu_64(va) - m->cap_va));
-	rkey = rte_cpu_to_be_32(d->mr[m - d->sc->mr]->rkey);
+	va = rte_cpu_to_be_64(d->live_va[m - d->sc->mr] + (rte_be_to_cpu_64(va) - m->cap_va));
+	rkey = rte_cpu_to_be_32(d->live_rkey[m - d->sc->mr]);
 	memcpy(hdr, &va, 8);
 	memcpy(hdr + 8, &rkey, 4);
 }
@@ -182,7 +267,7 @@ static void map_ieth(struct replay_dev *d, uint8_t *hdr)
 	m = replay_scenario_mr(d->sc, rte_be_to_cpu_32(rkey));
 	if (m == NULL)
 		return;
-	rkey = rte_cpu_to_be_32(d->mr[m - d->sc->mr]->rkey);
+	rkey = rte_cpu_to_be_32(d->live_rkey[m - d->sc->mr]);
 	memcpy(hdr, &rkey, 4);
 }
 
@@ -218,7 +303,8 @@ static int inject(struct replay_io *p, const void *data, uint32_t len)
 		return -1;
 	}
 	memcpy(rte_pktmbuf_mtod(m, void *), data, len);
-	while (rte_ring_enqueue(p->d->in, m) != 0) {
+	while (p->d->wire ? rte_eth_tx_burst(p->d->port, 0, &m, 1) != 1 :
+	       rte_ring_enqueue(p->d->in, m) != 0) {
 		if (replay_io_poll(p) < 0 || ++tries > MAX_SETTLE) {
 			rte_pktmbuf_free(m);
 			return -1;
@@ -230,6 +316,15 @@ static int inject(struct replay_io *p, const void *data, uint32_t len)
 
 int replay_io_inject_frame(struct replay_io *p, const struct replay_frame *f)
 {
+	if (p->d->wire && f->kind == RF_REQUEST &&
+	    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC | DROCE_M_ATMWR | DROCE_M_FLUSH))) {
+		const struct replay_qp *q = replay_scenario_qp(p->d->sc,
+							       droce_bth_qpn(droce_pkt_bth(&f->pkt)));
+
+		newest(p->rd_want, p->have_rd, dq_slot(p, q->peer_qpn),
+		       droce_psn_add(droce_bth_psn(droce_pkt_bth(&f->pkt)),
+				     replay_psn_span(&f->pkt, p->d->sc) - 1));
+	}
 	if (f->kind == RF_MALFORMED)
 		return inject(p, f->data, f->len);
 	return inject(p, p->buf, rewrite(p, f));
@@ -335,10 +430,12 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 	}
 	*p = (struct replay_io){ .d = d, .pout = pout, .r = r };
 	recv_consumers(c, d->sc, use);
+	p->c = c;
 	for (i = 0; i < c->n && rc == 0; i++) {
 		const struct replay_frame *f = &c->f[i];
 
 		r->kind[f->kind]++;
+		p->pos = i;	/* --wire: answered as far as the capture before this frame */
 		if (f->kind != RF_REQUEST && f->kind != RF_MALFORMED)
 			continue;
 		if (ts0 == UINT64_MAX)
@@ -351,16 +448,20 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 			rc = replay_io_settle(p);
 			rd = 1;
 		}
-		if (rc == 0 && use[i])	/* every earlier request taken first, then the WR */
+		if (rc == 0 && use[i] && !d->wire)	/* every earlier request taken, then the WR */
 			rc = replay_io_settle(p) != 0 ? -1 : replay_dev_post_recv(d, (unsigned int)
 				(replay_scenario_qp(d->sc, droce_bth_qpn(droce_pkt_bth(&f->pkt))) -
 				 d->sc->qp)) != 0 ? -1 : 0;
 		rc = rc ? rc : replay_io_inject_frame(p, f);
 		if (rc == 0 && !o->pace && ++burst == (o->step ? 1u : BURST)) {
+			for (p->pos = i + 1; p->pos < c->n && c->f[p->pos].kind != RF_REQUEST &&
+			     c->f[p->pos].kind != RF_MALFORMED; p->pos++)
+				;	/* --wire: the answers up to the next request */
 			rc = replay_io_settle(p);
 			burst = 0;
 		}
 	}
+	p->pos = c->n;
 	rc = rc ? rc : replay_io_settle(p);
 	r->play_us = replay_now_us() - start;
 	for (t_end = replay_now_us() + FINAL_WAIT_US; rc == 0 && replay_now_us() < t_end;)

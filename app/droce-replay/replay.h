@@ -8,7 +8,9 @@
  *
  * Pieces: scenario.c (the INI scenario: no EAL, fuzzed), capture.c (pcap in and out, which
  * frame is what), derive.c (a scenario from the capture itself), dev.c (EAL, the ring port,
- * droce's device, QPs and MRs), play.c (rewrite, inject, collect), compare.c (the rules).
+ * droce's device, QPs and MRs), play.c (rewrite, inject, collect), compare.c (the rules);
+ * requester.c, req_play.c, req_compare.c (droce as the requester, -R); wire.c (--serve,
+ * --wire: another process on a real port).
  */
 #ifndef DROCE_REPLAY_H
 #define DROCE_REPLAY_H
@@ -177,6 +179,9 @@ struct replay_opts {
 	bool print_scenario;
 	bool no_rd_limit;	/* do not keep max_dest_rd_atomic (a misbehaving requester) */
 	bool requester;		/* droce plays the requester (requester.c, req_*.c) */
+	const char *serve;	/* --serve DEVARGS: the responder on a real port (wire.c) */
+	const char *wire;	/* --wire DEVARGS: play onto a real port (wire.c) */
+	const char *map;	/* --map FILE: the live names --serve writes, --wire reads */
 	bool quiet;
 };
 

@@ -12,9 +12,11 @@ Exit 0 pass, 77 when the captures or tshark are absent, else fail."""
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 import zlib
 
 REPLAY, DUMP, CAPS, WORK, CHECK = sys.argv[1:6]
@@ -734,6 +736,77 @@ def requester_errors():
     mids = [i for i, (_, f) in enumerate(fr) if len(f) > 42 and f[42] == 7]
     write_pcap(path, head, fr[:mids[3]] + fr[mids[3] + 1:])   # a PSN never seen
     err(['-R', path], 'and the capture never holds PSN')
+
+
+def serve(name, sock, map_path):
+    """droce-replay --serve on a memif server port: the device under test, another process."""
+    if os.path.exists(map_path):
+        os.unlink(map_path)
+    p = subprocess.Popen([REPLAY, '--serve', f'net_memif0,role=server,id=0,socket={sock},'
+                          'mac=52:54:00:47:00:01,bsize=9216', '--map', map_path, cap(name)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(300):
+        if os.path.exists(map_path) or p.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert os.path.exists(map_path), p.communicate()[0]
+    return p
+
+
+def stop(p):
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=30)[0]
+    assert p.returncode == 0 and 'droce-replay --serve: stopped' in out, \
+        f'exit {p.returncode}\n{out}'
+    return out
+
+
+def wire_args(sock, map_path):
+    return ['--wire', f'net_memif1,role=client,id=0,socket={sock},mac=52:54:00:47:00:02,'
+            'bsize=9216', '--map', map_path]
+
+
+def wire_memif():
+    """Wire mode: READ, WRITE and atomic captures played onto a memif port against droce
+    --serve in another process, step, paced and fast; every response matches rxe's (one for
+    one in step mode, with coalesced ACKs in the others)."""
+    sock, map_path = os.path.join(WORK, 'memif.sock'), os.path.join(WORK, 'live.map')
+    for name in ('read_bw', 'write_bw', 'atomic_bw'):
+        n = rxe_responses(name, G1)
+        for mode in ('--step', '--pace', None):
+            p = serve(name, sock, map_path)
+            try:
+                out = run('-q', '-c', *([mode] if mode else []), *wire_args(sock, map_path),
+                          cap(name)).stdout
+            finally:
+                served = stop(p)
+            matched, covered, diffs = summary(out)
+            assert diffs == 0 and matched + covered == n, f'{name} {mode}\n{out}'
+            assert mode != '--step' or matched == n, out
+            assert 'rx_roce' in served, served
+
+
+def wire_errors():
+    """A map that lacks the scenario's QP, or names another capture's, is refused before
+    anything is sent (exit 2); --wire without --map, --serve with --compare: usage (2)."""
+    sock, map_path = os.path.join(WORK, 'memif.sock'), os.path.join(WORK, 'live.map')
+    p = serve('read_bw', sock, map_path)
+    try:
+        text = open(map_path).read()
+        bad = os.path.join(WORK, 'bad.map')
+        with open(bad, 'w') as f:
+            f.write(''.join(l for l in text.splitlines(True) if not l.startswith('qp ')))
+        r = run('-c', *wire_args(sock, bad), cap('read_bw'), code=2)
+        assert re.search(r'QP 0x[0-9a-f]+ is not in the map', r.stderr), r.stderr
+        r = run('-c', *wire_args(sock, map_path), cap('write_bw'), code=2)
+        assert 'not a line of a map of this capture' in r.stderr, r.stderr
+    finally:
+        served = stop(p)
+    assert 'rx_roce' not in served, served       # nothing was sent
+    r = run('--wire', 'net_memif1', cap('read_bw'), code=2)
+    assert 'each with --map' in r.stderr, r.stderr
+    r = run('--serve', 'net_memif0', '--map', map_path, '-c', cap('read_bw'), code=2)
+    assert '--serve takes no --compare' in r.stderr, r.stderr
 
 
 def main():
