@@ -167,7 +167,8 @@ static void summary(const struct replay_opts *o, const struct replay_capture *c,
 	printf("droce sent %u frames; receive completions: %" PRIu64 " ok, %" PRIu64 " error\n",
 	       r->n_out, r->recv_ok, r->recv_err);
 	printf("replayed in %.3f ms (%s)\n", r->play_us / 1000.0,
-	       o->pace ? "paced" : o->step ? "step" : "fast");
+	       o->pace ? "paced" : o->step ? "step" : o->rate_fps > 0 || o->rate_bps > 0 ? "rate" :
+	       "fast");
 }
 
 /* droce in the requester's place: its work from the capture, the scenario seen from it. */

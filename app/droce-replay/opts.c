@@ -7,12 +7,14 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "replay.h"
 
 static void usage(FILE *o)
 {
-	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1] [-r ADDR] "
+	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1|--rate RATE] [-r ADDR] "
 		"[--print-scenario] [--no-rd-limit] [-R] [--serve|--wire DEVARGS --map FILE] [-q] "
 		"CAPTURE.pcap\n");
 }
@@ -31,6 +33,8 @@ static void help(void)
 		"  -p, --pace           inject at the capture's own pace (default: as fast as",
 		"                       the engine takes them, in bursts of 32)",
 		"  -1, --step           one request at a time, each answered before the next",
+		"      --rate RATE      inject at RATE: N or Nfps frames/s, Nmbps or Ngbps of frame",
+		"                       bytes",
 		"  -r, --responder ADDR the IPv4 or IPv6 address of the side droce plays (default:",
 		"                       the destination of the capture's first request; with -R",
 		"                       its source)",
@@ -63,6 +67,25 @@ static void help(void)
 		puts(text[i]);
 }
 
+/* --rate: N, Nfps, Nmbps, Ngbps (N > 0, at most 1e12 frames/s or bit/s). */
+static int parse_rate(const char *arg, struct replay_opts *o)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || !(v > 0) || v > 1e12)
+		return -1;
+	if (*end == '\0' || strcmp(end, "fps") == 0)
+		o->rate_fps = v;
+	else if (strcmp(end, "mbps") == 0)
+		o->rate_bps = v * 1e6;
+	else if (strcmp(end, "gbps") == 0)
+		o->rate_bps = v * 1e9;
+	else
+		return -1;
+	return o->rate_bps > 1e12 ? -1 : 0;
+}
+
 int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 {
 	static const struct option longopts[] = {
@@ -78,6 +101,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "serve", required_argument, NULL, 'S' },
 		{ "wire", required_argument, NULL, 'W' },
 		{ "map", required_argument, NULL, 'M' },
+		{ "rate", required_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -99,6 +123,13 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		case 'S': o->serve = optarg; break;
 		case 'W': o->wire = optarg; break;
 		case 'M': o->map = optarg; break;
+		case 'T':
+			if (parse_rate(optarg, o) != 0) {
+				fprintf(stderr, "droce-replay: --rate %s: a number of frames/s (N or "
+					"Nfps) or of bits/s (Nmbps, Ngbps), > 0\n", optarg);
+				return REPLAY_EXIT_INPUT;
+			}
+			break;
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
 		case 'V': printf("droce-replay %s\n", DROCE_VERSION); return REPLAY_EXIT_PASS;
@@ -110,8 +141,8 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		usage(stderr);
 		return REPLAY_EXIT_INPUT;
 	}
-	if (o->pace && o->step) {
-		fprintf(stderr, "droce-replay: --pace and --step exclude each other\n");
+	if ((o->pace ? 1 : 0) + (o->step ? 1 : 0) + (o->rate_fps > 0 || o->rate_bps > 0) > 1) {
+		fprintf(stderr, "droce-replay: --pace, --step and --rate exclude each other\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	if (o->scenario != NULL && o->responder != NULL) {
@@ -119,8 +150,9 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 			"scenario file names droce's side ([device] ipv4 or ipv6)\n");
 		return REPLAY_EXIT_INPUT;
 	}
-	if (o->requester && (o->pace || o->step || o->no_rd_limit)) {
-		fprintf(stderr, "droce-replay: --pace, --step and --no-rd-limit are for droce as "
+	if (o->requester && (o->pace || o->step || o->no_rd_limit || o->rate_fps > 0 ||
+			     o->rate_bps > 0)) {
+		fprintf(stderr, "droce-replay: --pace, --step, --rate and --no-rd-limit are for droce as "
 			"the responder; with --requester the responses go in as droce's requests "
 			"call for them\n");
 		return REPLAY_EXIT_INPUT;
@@ -136,9 +168,9 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		return REPLAY_EXIT_INPUT;
 	}
 	if (o->serve != NULL && (o->compare || o->output != NULL || o->pace || o->step ||
-				 o->print_scenario)) {
+				 o->rate_fps > 0 || o->rate_bps > 0 || o->print_scenario)) {
 		fprintf(stderr, "droce-replay: --serve takes no --compare, --output, --pace, "
-			"--step or --print-scenario: it answers what --wire plays\n");
+			"--step, --rate or --print-scenario: it answers what --wire plays\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	o->capture = argv[optind];

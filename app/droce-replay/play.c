@@ -396,11 +396,9 @@ static unsigned int rd_limit(const struct replay_scenario *sc, const struct repl
 	return lim;
 }
 
-/* Paced: poll until the capture's time of @p f, relative to the first request. */
-static int wait_until(struct replay_io *p, uint64_t start, uint64_t ts0, const struct replay_frame *f)
+/* Paced: poll until @p due (microseconds). */
+static int wait_until(struct replay_io *p, uint64_t due)
 {
-	uint64_t due = start + (f->ts_us - ts0);
-
 	while (replay_now_us() < due) {
 		int n = replay_io_poll(p);
 		struct timespec idle = { 0, 10000 };
@@ -420,7 +418,8 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 	struct replay_io *p = calloc(1, sizeof(*p));
 	bool *use = calloc(c->n ? c->n : 1, sizeof(*use));
 	unsigned int i, burst = 0, rd = 0, lim = rd_limit(d->sc, o);
-	uint64_t start = replay_now_us(), ts0 = UINT64_MAX, t_end;
+	uint64_t start = replay_now_us(), ts0 = UINT64_MAX, t_end, sent = 0, bytes = 0;
+	bool paced = o->pace || o->rate_fps > 0 || o->rate_bps > 0;
 	int rc = 0;
 
 	if (p == NULL || use == NULL) {
@@ -440,8 +439,14 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 			continue;
 		if (ts0 == UINT64_MAX)
 			ts0 = f->ts_us;
-		if (o->pace)
-			rc = wait_until(p, start, ts0, f);
+		if (o->pace)	/* the capture's time, relative to the first request */
+			rc = wait_until(p, start + (f->ts_us - ts0));
+		else if (o->rate_fps > 0)
+			rc = wait_until(p, start + (uint64_t)(sent * 1e6 / o->rate_fps));
+		else if (o->rate_bps > 0)
+			rc = wait_until(p, start + (uint64_t)(bytes * 8e6 / o->rate_bps));
+		sent++;
+		bytes += f->len;
 		if (rc == 0 && f->kind == RF_REQUEST &&
 		    (f->pkt.mask & (DROCE_M_READ | DROCE_M_ATOMIC | DROCE_M_ATMWR |
 				    DROCE_M_FLUSH)) && ++rd > lim) {
@@ -453,7 +458,7 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 				(replay_scenario_qp(d->sc, droce_bth_qpn(droce_pkt_bth(&f->pkt))) -
 				 d->sc->qp)) != 0 ? -1 : 0;
 		rc = rc ? rc : replay_io_inject_frame(p, f);
-		if (rc == 0 && !o->pace && ++burst == (o->step ? 1u : BURST)) {
+		if (rc == 0 && !paced && ++burst == (o->step ? 1u : BURST)) {
 			for (p->pos = i + 1; p->pos < c->n && c->f[p->pos].kind != RF_REQUEST &&
 			     c->f[p->pos].kind != RF_MALFORMED; p->pos++)
 				;	/* --wire: the answers up to the next request */

@@ -176,6 +176,8 @@ struct replay_opts {
 	bool compare;
 	bool pace;
 	bool step;	/* one request at a time: droce never coalesces ACKs */
+	double rate_fps;	/* --rate N[fps]: requests at N frames/s (else 0) */
+	double rate_bps;	/* --rate Ngbps / Nmbps: at N bit/s of frame bytes (else 0) */
 	bool print_scenario;
 	bool no_rd_limit;	/* do not keep max_dest_rd_atomic (a misbehaving requester) */
 	bool requester;		/* droce plays the requester (requester.c, req_*.c) */

@@ -4,8 +4,9 @@
 /*
  * libFuzzer target: droce-replay's command line (app/droce-replay/opts.c). The input, split at
  * NUL bytes, is the argument vector. Accepted options must be consistent: one capture that is
- * one of the arguments, never --pace with --step, never --responder with --scenario, never
- * --requester with --pace, --step or --no-rd-limit; --map exactly with one of --serve and
+ * one of the arguments, at most one of --pace, --step and --rate (a positive rate), never
+ * --responder with --scenario, never --requester with --pace, --step, --rate or
+ * --no-rd-limit; --map exactly with one of --serve and
  * --wire, neither with --requester, --serve without --compare, --output, --pace, --step or
  * --print-scenario.
  */
@@ -57,12 +58,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	optind = 0;	/* glibc: a full re-initialisation of getopt */
 	rc = replay_parse_args(argc, argv, &o);
 	if (rc == -1 && (o.capture == NULL || !is_arg(argv, argc, o.capture) ||
-			 (o.pace && o.step) || (o.scenario != NULL && o.responder != NULL) ||
-			 (o.requester && (o.pace || o.step || o.no_rd_limit)) ||
+			 (o.pace + o.step + (o.rate_fps > 0 || o.rate_bps > 0) > 1) ||
+			 (o.rate_fps < 0 || o.rate_bps < 0) ||
+			 (o.scenario != NULL && o.responder != NULL) ||
+			 (o.requester && (o.pace || o.step || o.no_rd_limit ||
+					  o.rate_fps > 0 || o.rate_bps > 0)) ||
 			 ((o.serve != NULL || o.wire != NULL) != (o.map != NULL)) ||
 			 (o.serve != NULL && o.wire != NULL) ||
 			 ((o.serve != NULL || o.wire != NULL) && o.requester) ||
 			 (o.serve != NULL && (o.compare || o.output || o.pace || o.step ||
+					      o.rate_fps > 0 || o.rate_bps > 0 ||
 					      o.print_scenario))))
 		abort();
 	if (rc != -1 && rc != REPLAY_EXIT_PASS && rc != REPLAY_EXIT_INPUT)

@@ -210,6 +210,20 @@ def paced_vs_fast():
     assert ms['paced'] >= span_ms, (ms, span_ms)
     assert ms['fast'] < ms['paced'], ms
     run('--pace', '--step', cap(name), code=2)
+    # --rate: request k goes in no sooner than k / N s (frames/s), or after the bits of the
+    # requests before it at N bit/s; both still pass --compare
+    sizes = [int(n) for n, op in tshark(cap(name), ['frame.len', 'infiniband.bth.opcode'],
+                                        f'ip.dst=={G1} && udp.dstport==4791')
+             if int(op) not in RESPONSE_OPCODES]
+    for rate, floor_ms in (('1000', (len(sizes) - 1) / 1000 * 1000),
+                           ('2mbps', sum(sizes[:-1]) * 8 / 2e6 * 1000)):
+        out = run('-q', '-c', '-r', G1, '--rate', rate, cap(name)).stdout
+        m = re.search(r'replayed in ([0-9.]+) ms \(rate\)', out)
+        assert m and float(m.group(1)) >= floor_ms, (rate, floor_ms, out)
+    for bad in (['--rate', 'x'], ['--rate', '0'], ['--rate', '3kbps'],
+                ['--rate', '10', '--pace'], ['--rate', '10', '-R']):
+        p = run(*bad, cap(name), code=2)
+        assert '--rate' in p.stderr, (bad, p.stderr)
 
 
 def errors():
@@ -768,21 +782,21 @@ def wire_args(sock, map_path):
 
 def wire_memif():
     """Wire mode: READ, WRITE and atomic captures played onto a memif port against droce
-    --serve in another process, step, paced and fast; every response matches rxe's (one for
-    one in step mode, with coalesced ACKs in the others)."""
+    --serve in another process, step, paced, at 20 000 frames/s and as fast as the port takes
+    them; every response matches rxe's (one for one in step mode, with coalesced ACKs in the
+    others)."""
     sock, map_path = os.path.join(WORK, 'memif.sock'), os.path.join(WORK, 'live.map')
     for name in ('read_bw', 'write_bw', 'atomic_bw'):
         n = rxe_responses(name, G1)
-        for mode in ('--step', '--pace', None):
+        for mode in (['--step'], ['--pace'], ['--rate', '20000'], []):
             p = serve(name, sock, map_path)
             try:
-                out = run('-q', '-c', *([mode] if mode else []), *wire_args(sock, map_path),
-                          cap(name)).stdout
+                out = run('-q', '-c', *mode, *wire_args(sock, map_path), cap(name)).stdout
             finally:
                 served = stop(p)
             matched, covered, diffs = summary(out)
             assert diffs == 0 and matched + covered == n, f'{name} {mode}\n{out}'
-            assert mode != '--step' or matched == n, out
+            assert mode != ['--step'] or matched == n, out
             assert 'rx_roce' in served, served
 
 
