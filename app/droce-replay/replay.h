@@ -223,6 +223,7 @@ struct replay_wr {
 	bool solicited;		/* BTH SE on its last packet */
 	uint32_t len;		/* bytes: payload, READ's DMA length, 8 for an atomic */
 	uint64_t off;		/* its bytes in the local buffer */
+	uint8_t *data;		/* its payload while the work is derived (then NULL) */
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, cmp;	/* atomics, host order */

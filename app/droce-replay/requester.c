@@ -37,18 +37,44 @@ static int wr_opcode(const struct droce_pkt *p)
 	return -1;	/* FLUSH, ATOMIC_WRITE: not played as a requester */
 }
 
-static int grow(struct replay_work *w, uint64_t need)
+/* Append @p n bytes to WR @p wr's payload (kept apart until layout()). */
+static int append(struct replay_wr *wr, const uint8_t *data, uint32_t n)
 {
 	uint8_t *b;
 
-	if (need > REPLAY_MAX_MR_LEN)
+	if ((uint64_t)wr->len + n > REPLAY_MAX_MR_LEN)
 		return -1;
-	b = realloc(w->buf, need ? need : 1);
+	b = realloc(wr->data, (size_t)wr->len + n);
 	if (b == NULL)
 		return -1;
-	memset(b + w->len, 0, need - w->len);
-	w->buf = b;
-	w->len = need;
+	memcpy(b + wr->len, data, n);
+	wr->data = b;
+	wr->len += n;
+	return 0;
+}
+
+/* Every WR's bytes into one local buffer, each on a cache line of its own. */
+static int layout(struct replay_work *w)
+{
+	uint64_t total = 0;
+	unsigned int i;
+
+	for (i = 0; i < w->n; i++) {
+		w->wr[i].off = total;
+		total = (total + w->wr[i].len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+		if (total > REPLAY_MAX_MR_LEN)
+			return -1;
+	}
+	w->buf = calloc(1, total ? total : 1);
+	if (w->buf == NULL)
+		return -1;
+	w->len = total;
+	for (i = 0; i < w->n; i++) {
+		if (w->wr[i].data != NULL)
+			memcpy(w->buf + w->wr[i].off, w->wr[i].data, w->wr[i].len);
+		free(w->wr[i].data);
+		w->wr[i].data = NULL;
+	}
 	return 0;
 }
 
@@ -102,13 +128,15 @@ static void last_headers(struct replay_wr *wr, const struct droce_pkt *p)
 }
 
 /* One packet at the next new PSN of QP @p k; @p open is the message being built, or NULL. */
+/* One packet at the next new PSN of QP @p k; @p open: the index of the message being built
+ * in w->wr (an index: new_wr() moves the array), or -1. */
 static int add_packet(struct replay_work *w, const struct replay_scenario *sc, unsigned int k,
-		      const struct replay_frame *f, unsigned int frame, struct replay_wr **open,
+		      const struct replay_frame *f, unsigned int frame, int *open,
 		      char *err, size_t len)
 {
 	const struct droce_pkt *p = &f->pkt;
 	uint32_t qpn = sc->qp[k].cap_qpn, psn = droce_bth_psn(droce_pkt_bth(p));
-	struct replay_wr *wr = *open;
+	struct replay_wr *wr = *open >= 0 ? &w->wr[*open] : NULL;
 
 	if ((p->mask & DROCE_M_FIRST) != 0 && wr != NULL)
 		return replay_errf(err, len, "frame %u: QP %#x PSN %u starts a message while the one "
@@ -127,26 +155,17 @@ static int add_packet(struct replay_work *w, const struct replay_scenario *sc, u
 		wr->op = wr_opcode(p);
 		wr->psn = psn;
 		wr->frame = frame;
-		wr->off = (w->len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
 		first_headers(wr, p);
-		if (grow(w, wr->off + wr->len) != 0)
-			return replay_errf(err, len, "frame %u: QP %#x PSN %u: the requester's messages "
-				    "come to more than %u bytes", frame, qpn, psn, REPLAY_MAX_MR_LEN);
 	}
-	if ((p->mask & DROCE_M_PAYLOAD) && p->payload_len != 0) {
-		uint64_t at = wr->off + wr->len;
-
-		if (grow(w, at + p->payload_len) != 0)
-			return replay_errf(err, len, "frame %u: QP %#x PSN %u: the requester's messages "
-				    "come to more than %u bytes", frame, qpn, psn, REPLAY_MAX_MR_LEN);
-		memcpy(w->buf + at, f->data + p->payload_off, p->payload_len);
-		wr->len += p->payload_len;
-	}
+	if ((p->mask & DROCE_M_PAYLOAD) && p->payload_len != 0 &&
+	    append(wr, f->data + p->payload_off, p->payload_len) != 0)
+		return replay_errf(err, len, "frame %u: QP %#x PSN %u: a message of more than %u "
+				   "bytes, or out of memory", frame, qpn, psn, REPLAY_MAX_MR_LEN);
 	wr->npsn += replay_psn_span(p, sc);
-	*open = wr;
+	*open = (int)(wr - w->wr);
 	if (p->mask & DROCE_M_LAST) {
 		last_headers(wr, p);
-		*open = NULL;
+		*open = -1;
 	}
 	return 0;
 }
@@ -154,9 +173,9 @@ static int add_packet(struct replay_work *w, const struct replay_scenario *sc, u
 /* add_packet(), the messages on QP @p k counted. */
 static int add_message_packet(struct replay_work *w, const struct replay_scenario *sc,
 			      unsigned int k, const struct replay_frame *f, unsigned int frame,
-			      struct replay_wr **open, uint32_t *nwr, char *err, size_t len)
+			      int *open, uint32_t *nwr, char *err, size_t len)
 {
-	if ((f->pkt.mask & DROCE_M_FIRST) && *open == NULL && ++*nwr > REPLAY_REQ_MAX_WR)
+	if ((f->pkt.mask & DROCE_M_FIRST) && *open < 0 && ++*nwr > REPLAY_REQ_MAX_WR)
 		return replay_errf(err, len, "frame %u: QP %#x: more than %u messages on one QP", frame,
 			    sc->qp[k].cap_qpn, REPLAY_REQ_MAX_WR);
 	return add_packet(w, sc, k, f, frame, open, err, len);
@@ -239,11 +258,13 @@ static int mark_late(const struct replay_capture *c, const struct replay_scenari
 int replay_req_derive(const struct replay_capture *c, const struct replay_scenario *sc,
 		      struct replay_work *w, char *err, size_t len)
 {
-	struct replay_wr *open[REPLAY_MAX_QP] = { NULL };
+	int open[REPLAY_MAX_QP];
 	uint32_t next[REPLAY_MAX_QP], nwr[REPLAY_MAX_QP] = { 0 };
 	unsigned int i, k;
 
 	memset(w, 0, sizeof(*w));
+	for (k = 0; k < REPLAY_MAX_QP; k++)
+		open[k] = -1;
 	for (k = 0; k < sc->n_qp; k++)
 		next[k] = sc->qp[k].rq_psn;
 	for (i = 0; i < c->n; i++) {
@@ -280,10 +301,13 @@ int replay_req_derive(const struct replay_capture *c, const struct replay_scenar
 		next[q] = droce_psn_add(psn, replay_psn_span(&f->pkt, sc));
 	}
 	for (k = 0; k < sc->n_qp; k++)
-		if (open[k] != NULL)	/* the capture ends inside a message */
+		if (open[k] >= 0)	/* the capture ends inside a message */
 			return replay_errf(err, len, "frame %u: QP %#x: the message from PSN %u has no "
-				    "last packet in the capture", open[k]->frame, sc->qp[k].cap_qpn,
-				    open[k]->psn);
+				    "last packet in the capture", w->wr[open[k]].frame,
+				    sc->qp[k].cap_qpn, w->wr[open[k]].psn);
+	if (layout(w) != 0)
+		return replay_errf(err, len, "the requester's messages come to more than %u bytes, "
+				   "or out of memory", REPLAY_MAX_MR_LEN);
 	if (mark_late(c, sc, w) != 0)
 		return replay_errf(err, len, "out of memory");
 	if (w->n == 0)
@@ -350,6 +374,10 @@ int replay_req_scenario(const struct replay_scenario *sc, const struct replay_wo
 
 void replay_work_free(struct replay_work *w)
 {
+	unsigned int i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->wr[i].data);
 	free(w->wr);
 	free(w->buf);
 	free(w->late);

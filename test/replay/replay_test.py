@@ -650,6 +650,22 @@ def requester_golden():
                      r'each of droce\'s carries', out, re.M), out
     out = run('-q', '-c', '-R', '-r', G2, cap('read_bw')).stdout
     assert 'compare: 50 messages\' completions checked, 204800 bytes' in out, out
+    # two QPs whose multi-packet messages interleave: write_bw with each RoCE frame followed
+    # by a copy on a second QP pair (DestQP + 0x100, ICRC recomputed)
+    head, fr = pcap_frames(cap('write_bw'))
+    both = []
+    for h, f in fr:
+        both.append([h, f])
+        if len(f) > 54 and f[36:38] == b'\x12\xb7':
+            g = bytearray(f)
+            g[47] = (g[47] + 1) & 0xff      # DestQP's middle byte: + 0x100
+            g[-4:] = icrc_v4(g)
+            both.append([h, g])
+    path = os.path.join(WORK, 'write_bw_two_qps.pcap')
+    write_pcap(path, head, both)
+    out = run('-q', '-c', '-R', path).stdout
+    matched, _, _, diffs = req_summary(out)
+    assert matched == 400 and diffs == 0 and "100 messages' completions" in out, out
 
 
 def requester_lossy_capture():
