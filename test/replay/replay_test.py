@@ -755,7 +755,8 @@ def requester_errors():
         p = run(*args, code=2)
         assert text in p.stderr, f'{args}: {p.stderr}'
 
-    err(['-R', '--step', cap('write_bw')], '--pace, --step and --no-rd-limit are for droce')
+    err(['-R', '--step', cap('write_bw')], '--pace, --step, --rate and --no-rd-limit are for '
+        'droce as the responder')
     err(['-R', '-r', '10.47.0.9', cap('write_bw')], 'no RoCE v2 request comes from 10.47.0.9')
     err(['-R', cap('ud_pingpong')], 'no RC or UC request to play')
     head, fr = pcap_frames(cap('write_bw'))
