@@ -163,7 +163,7 @@ static int derive_qps(const struct replay_capture *c, struct replay_scenario *sc
 	return 0;
 }
 
-static uint32_t pmtu_of(const struct replay_scenario *sc)
+uint32_t replay_pmtu(const struct replay_scenario *sc)
 {
 	return sc->mtu >= 4096 + 64 ? 4096 : 1024;
 }
@@ -176,7 +176,7 @@ uint32_t replay_psn_span(const struct droce_pkt *p, const struct replay_scenario
 	if (!(p->mask & DROCE_M_READ))
 		return 1;
 	r = droce_pkt_ext(p, DROCE_HDR_RETH);
-	n = (rte_be_to_cpu_32(r->len) + pmtu_of(sc) - 1) / pmtu_of(sc);
+	n = (rte_be_to_cpu_32(r->len) + replay_pmtu(sc) - 1) / replay_pmtu(sc);
 	return n ? n : 1;
 }
 
@@ -395,7 +395,7 @@ static void learn_response(const struct replay_capture *c, struct replay_scenari
 		return;
 	if ((f->pkt.mask & DROCE_M_READ) && (req->pkt.mask & DROCE_M_READ)) {
 		off = (uint32_t)droce_psn_diff(droce_bth_psn(b),
-			droce_bth_psn(droce_pkt_bth(&req->pkt))) * pmtu_of(sc);
+			droce_bth_psn(droce_pkt_bth(&req->pkt))) * replay_pmtu(sc);
 		n = off < n ? n - off : 0;	/* bytes of the READ left at this packet */
 		learn(sc, known, rkey, va + off, f->data + f->pkt.payload_off,
 		      RTE_MIN(f->pkt.payload_len, n));

@@ -50,7 +50,7 @@ static int mrs(struct replay_dev *d, char *err, size_t len)
 
 static enum ibv_mtu path_mtu(const struct replay_scenario *sc)
 {
-	return sc->mtu >= 4096 + 64 ? IBV_MTU_4096 : IBV_MTU_1024;
+	return replay_pmtu(sc) == 4096 ? IBV_MTU_4096 : IBV_MTU_1024;
 }
 
 static int to_init(struct replay_dev *d, unsigned int i)

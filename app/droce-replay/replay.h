@@ -137,6 +137,8 @@ void replay_pcap_close(struct replay_pcap_out *o);
 /* derive.c: the responder's set-up from the capture. 0, or -1 with a message. */
 int replay_derive(struct replay_capture *c, struct replay_scenario *sc,
 		  const char *responder, char *err, size_t len);
+/* @p sc's path MTU in bytes: 4096 when its Ethernet MTU carries it, else 1024. */
+uint32_t replay_pmtu(const struct replay_scenario *sc);
 /* The PSNs a request takes: a READ's response packets at @p sc's path MTU, else 1. */
 uint32_t replay_psn_span(const struct droce_pkt *p, const struct replay_scenario *sc);
 
@@ -252,6 +254,10 @@ int replay_req_derive(const struct replay_capture *c, const struct replay_scenar
 int replay_req_scenario(const struct replay_scenario *sc, const struct replay_work *w,
 			struct replay_scenario *rsc, char *err, size_t len);
 void replay_work_free(struct replay_work *w);
+/* Is request @p p a resend (a PSN before @p *next, the next new PSN of its QP on that side)?
+ * If not, *next moves past it. @p *started: a first request was seen. */
+bool replay_req_resend(const struct droce_pkt *p, const struct replay_scenario *sc,
+		       uint32_t *next, bool *started);
 /* Say on stderr which UD QPs' requests are not played. */
 void replay_req_ud_note(const struct replay_capture *c, const struct replay_scenario *sc);
 const struct replay_frame *replay_req_resent(const struct replay_capture *c,

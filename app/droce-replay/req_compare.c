@@ -131,15 +131,10 @@ struct reqs {
 static void split(struct reqs *q, unsigned int idx, const struct droce_pkt *p, uint32_t *next,
 		  bool *started, const struct replay_scenario *sc)
 {
-	uint32_t ps = psn(p);
-
-	if (*started && droce_psn_lt(ps, *next)) {
+	if (replay_req_resend(p, sc, next, started))
 		q->retx[q->n_retx++] = idx;
-		return;
-	}
-	q->first[q->n_first++] = idx;
-	*next = droce_psn_add(ps, replay_psn_span(p, sc));
-	*started = true;
+	else
+		q->first[q->n_first++] = idx;
 }
 
 /* Retransmissions: one for one when both sides resent the same PSNs in the same order;
@@ -375,7 +370,7 @@ static void compare_data(struct rcmp *c, const struct replay_capture *cap,
 			 const struct replay_scenario *sc, const struct replay_work *w,
 			 const int *got, const uint8_t *local)
 {
-	uint32_t pmtu = sc->mtu >= 4096 + 64 ? 4096 : 1024;
+	uint32_t pmtu = replay_pmtu(sc);
 	unsigned int i, k, idx;
 
 	for (i = 0; i < cap->n; i++) {

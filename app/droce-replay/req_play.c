@@ -80,15 +80,10 @@ struct side {
 /* Account one request frame @p p; true when it is a retransmission. */
 static bool side_add(struct side *sd, const struct droce_pkt *p, const struct replay_scenario *sc)
 {
-	uint32_t psn = droce_bth_psn(droce_pkt_bth(p));
-
-	if (sd->started && droce_psn_lt(psn, sd->next)) {
-		sd->retx++;
-		return true;
-	}
-	sd->next = droce_psn_add(psn, replay_psn_span(p, sc));
-	sd->started = true;
-	return false;
+	if (!replay_req_resend(p, sc, &sd->next, &sd->started))
+		return false;
+	sd->retx++;
+	return true;
 }
 
 /* Take droce's new request frames into s->droce[]. */

@@ -372,6 +372,18 @@ int replay_req_scenario(const struct replay_scenario *sc, const struct replay_wo
 	return 0;
 }
 
+bool replay_req_resend(const struct droce_pkt *p, const struct replay_scenario *sc,
+		       uint32_t *next, bool *started)
+{
+	uint32_t psn = droce_bth_psn(droce_pkt_bth(p));
+
+	if (*started && droce_psn_lt(psn, *next))
+		return true;
+	*next = droce_psn_add(psn, replay_psn_span(p, sc));
+	*started = true;
+	return false;
+}
+
 void replay_work_free(struct replay_work *w)
 {
 	unsigned int i;
