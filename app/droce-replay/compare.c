@@ -14,7 +14,9 @@
  * - rxe's NAK PSN sequence error right after its RNR NAK at the same PSN is rxe's alone (droce
  *   stays silent after an RNR NAK until the retry): counted apart, not a difference;
  * - anything droce sends that no rxe response matches is a difference;
- * - droce's receive completions carry the captured requests' immediate data, in order.
+ * - droce's receive completions carry the captured requests' immediate data, in order (not
+ *   with --wire: the device under test's completions are its own).
+ * With --wire the answering side is the device under test, named "device" in what is printed.
  * Not compared: the UDP source port, IP ID and checksum, the ICRC (each frame's own, checked
  * by the parser), the MACs and IPs (the same by construction).
  */
@@ -32,6 +34,7 @@ struct item {
 
 struct cmp {
 	FILE *o;
+	const char *who;	/* the side that answered: "droce", or "device" (--wire) */
 	unsigned int diffs, covered, matched, after_rnr;
 };
 
@@ -84,10 +87,10 @@ static void diff(struct cmp *c, const struct item *e, const struct item *d, cons
 	}
 	fprintf(c->o, "; ");
 	if (d != NULL) {
-		describe(c->o, "droce", d);
-		fprintf(c->o, " (droce frame %u)", d->frame);
+		describe(c->o, c->who, d);
+		fprintf(c->o, " (%s frame %u)", c->who, d->frame);
 	} else {
-		fprintf(c->o, "droce: nothing");
+		fprintf(c->o, "%s: nothing", c->who);
 	}
 	fprintf(c->o, ": %s\n", what);
 }
@@ -123,6 +126,16 @@ static bool rxe_nak_after_rnr(const struct item *e, unsigned int i, const struct
 	       DROCE_AETH_RNR_NAK && psn_of(&e[i - 1]) == psn_of(&e[i]) &&
 	       (d == NULL || !is_ack(d) || syndrome(d) != syndrome(&e[i]) ||
 		psn_of(d) != psn_of(&e[i]));
+}
+
+/* A difference found on the answering side: "<who> <what>". */
+static void diff_who(struct cmp *c, const struct item *e, const struct item *d,
+		     const char *what)
+{
+	char text[96];
+
+	snprintf(text, sizeof(text), "%s %s", c->who, what);
+	diff(c, e, d, text);
 }
 
 /* One for one: opcode, PSN, AETH, payload / original value. */
@@ -168,7 +181,7 @@ static void compare_qp(struct cmp *c, const struct item *e, unsigned int ne,
 			continue;
 		}
 		if (j == nd) {
-			diff(c, &e[i++], NULL, "droce sent no response for it");
+			diff_who(c, &e[i++], NULL, "sent no response for it");
 			continue;
 		}
 		if (!is_ack(&e[i]) || !is_ack(&d[j]) || psn_of(&e[i]) == psn_of(&d[j]) ||
@@ -178,11 +191,11 @@ static void compare_qp(struct cmp *c, const struct item *e, unsigned int ne,
 			c->covered++;	/* coalesced into droce's later ACK */
 			i++;
 		} else {
-			diff(c, NULL, &d[j++], "droce sent an ACK rxe did not");
+			diff_who(c, NULL, &d[j++], "sent an ACK rxe did not");
 		}
 	}
 	while (j < nd)
-		diff(c, NULL, &d[j++], "droce sent a response rxe did not");
+		diff_who(c, NULL, &d[j++], "sent a response rxe did not");
 }
 
 static uint32_t dqpn(const struct droce_pkt *p)
@@ -276,18 +289,18 @@ static void others(struct cmp *c, const struct replay_result *r)
 		if (!r->out[i].parsed)
 			not_roce++;
 		else if (!(r->out[i].pkt.mask & DROCE_M_RESP))
-			diff(c, NULL, &(struct item){ &r->out[i].pkt, r->out[i].data, i + 1 },
-			     "droce sent a request (it only responds here)");
+			diff_who(c, NULL, &(struct item){ &r->out[i].pkt, r->out[i].data, i + 1 },
+				 "sent a request (it only responds here)");
 	}
 	if (not_roce)
-		fprintf(c->o, "note: droce sent %u frames that are not RoCE v2 (ARP/ND)\n",
-			not_roce);
+		fprintf(c->o, "note: %s sent %u frames that are not RoCE v2 (ARP/ND)\n",
+			c->who, not_roce);
 }
 
 unsigned int replay_compare(const struct replay_capture *cap,
-			    const struct replay_result *r, FILE *o)
+			    const struct replay_result *r, bool wire, FILE *o)
 {
-	struct cmp c = { .o = o };
+	struct cmp c = { .o = o, .who = wire ? "device" : "droce" };
 	size_t n = (size_t)cap->n + r->n_out + 1;
 	struct item *e = calloc(n, sizeof(*e)), *d = calloc(n, sizeof(*d));
 	uint32_t *q = calloc(n, sizeof(*q));
@@ -302,13 +315,14 @@ unsigned int replay_compare(const struct replay_capture *cap,
 	for (i = 0; i < nq; i++)
 		compare_dqpn(&c, cap, r, q[i], e, d);
 	others(&c, r);
-	compare_imm(&c, cap, r);
+	if (!wire)	/* --wire: the receive completions are the device's own */
+		compare_imm(&c, cap, r);
 	if (c.after_rnr != 0)
 		fprintf(o, "compare: %u rxe NAKs PSN sequence error right after its RNR NAK at the "
-			"same PSN: droce sends none (its RNR NAK stands), not differences\n",
-			c.after_rnr);
+			"same PSN: %s sends none (its RNR NAK stands), not differences\n",
+			c.after_rnr, c.who);
 	fprintf(o, "compare: %u captured responses matched one for one, %u covered by a coalesced "
-		"droce ACK, %u differences\n", c.matched, c.covered, c.diffs);
+		"%s ACK, %u differences\n", c.matched, c.covered, c.who, c.diffs);
 	free(e), free(d), free(q);
 	return c.diffs;
 }

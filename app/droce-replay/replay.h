@@ -201,9 +201,10 @@ int replay_play(struct replay_dev *d, const struct replay_capture *c,
 void replay_dev_print_counters(struct replay_dev *d, FILE *o);
 void replay_result_free(struct replay_result *r);
 
-/* compare.c: print the differences; the number of them. */
+/* compare.c: print the differences; the number of them. @wire: the answers came from a
+ * device under test in another process (--wire), whose receive completions are not seen. */
 unsigned int replay_compare(const struct replay_capture *c, const struct replay_result *r,
-			    FILE *o);
+			    bool wire, FILE *o);
 
 /*
  * --requester: droce in the place of the capture's requester. The work it posts is derived

@@ -64,7 +64,7 @@ def not_roce(name):
 
 def summary(out):
     m = re.search(r'compare: (\d+) captured responses matched one for one, (\d+) covered by a '
-                  r'coalesced droce ACK, (\d+) differences', out)
+                  r'coalesced (?:droce|device) ACK, (\d+) differences', out)
     assert m, out
     return tuple(int(x) for x in m.groups())
 
