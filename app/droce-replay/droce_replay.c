@@ -169,6 +169,8 @@ static void summary(const struct replay_opts *o, const struct replay_capture *c,
 	else
 		printf("droce sent %u frames; receive completions: %" PRIu64 " ok, %" PRIu64
 		       " error\n", r->n_out, r->recv_ok, r->recv_err);
+	if (o->loop > 1)
+		printf("looped: %u passes of %u frames\n", o->loop, c->n / o->loop);
 	printf("replayed in %.3f ms (%s)\n", r->play_us / 1000.0,
 	       o->pace ? "paced" : o->step ? "step" : o->rate_fps > 0 || o->rate_bps > 0 ? "rate" :
 	       "fast");
@@ -305,7 +307,8 @@ static int run(const struct replay_opts *o, const struct replay_capture *c,
 	summary(o, c, &r);
 	if (!o->quiet && o->wire == NULL)
 		replay_dev_print_counters(d, stdout);
-	if (rc == REPLAY_EXIT_PASS && o->compare && replay_compare(c, &r, o->wire != NULL, stdout) != 0)
+	if (rc == REPLAY_EXIT_PASS && o->compare &&
+	    replay_compare(c, &r, o->wire != NULL, stdout) != 0)
 		rc = REPLAY_EXIT_DIFF;
 	replay_result_free(&r);
 	replay_dev_close(d);
@@ -332,6 +335,12 @@ int main(int argc, char **argv)
 	if (rc < 0 && o.print_scenario) {
 		replay_scenario_print(stdout, &sc, o.scenario != NULL ? NULL : o.capture);
 		rc = REPLAY_EXIT_PASS;
+	}
+	if (rc < 0 && o.loop > 1 &&
+	    (o.serve != NULL ? replay_loop_scenario(&sc, o.loop, err, sizeof(err)) :
+	     replay_loop(&c, &sc, o.loop, err, sizeof(err))) != 0) {
+		fprintf(stderr, "droce-replay: %s: --loop %u: %s\n", o.capture, o.loop, err);
+		rc = REPLAY_EXIT_INPUT;
 	}
 	if (rc < 0)
 		rc = o.serve != NULL ? run_serve(&o, &sc) : o.requester ?

@@ -15,8 +15,8 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: droce-replay [-s SCENARIO.ini] [-o OUT.pcap] [-c] [-p|-1|--rate RATE] [-r ADDR] "
-		"[--print-scenario] [--no-rd-limit] [-R] [--serve|--wire DEVARGS --map FILE] [-q] "
-		"CAPTURE.pcap\n");
+		"[--print-scenario] [--no-rd-limit] [-R] [--serve|--wire DEVARGS --map FILE] [--loop N] "
+		"[-q] CAPTURE.pcap\n");
 }
 
 static void help(void)
@@ -47,6 +47,9 @@ static void help(void)
 		"      --wire DEVARGS   play onto the DPDK port DEVARGS names against a --serve",
 		"                       process, rewritten to the names its --map holds",
 		"      --map FILE       the live names: --serve writes it, --wire reads it",
+		"      --loop N         play the capture N times in a row, each pass's PSNs, MSNs",
+		"                       and FETCH_ADD results moved on (with --serve: receive",
+		"                       WRs for N passes)",
 		"      --print-scenario print the scenario (loaded or derived) as INI and exit",
 		"      --no-rd-limit    do not hold READ/atomic requests back to the QP's",
 		"                       max_dest_rd_atomic (play a requester that ignores it)",
@@ -102,6 +105,7 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "wire", required_argument, NULL, 'W' },
 		{ "map", required_argument, NULL, 'M' },
 		{ "rate", required_argument, NULL, 'T' },
+		{ "loop", required_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -130,6 +134,19 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 				return REPLAY_EXIT_INPUT;
 			}
 			break;
+		case 'N': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (end == optarg || *end != '\0' || optarg[0] == '-' || v == 0 ||
+			    v > REPLAY_MAX_LOOP) {
+				fprintf(stderr, "droce-replay: --loop %s: a number of passes, 1 to "
+					"%u\n", optarg, REPLAY_MAX_LOOP);
+				return REPLAY_EXIT_INPUT;
+			}
+			o->loop = (unsigned int)v;
+			break;
+		}
 		case 'q': o->quiet = true; break;
 		case 'h': help(); return REPLAY_EXIT_PASS;
 		case 'V': printf("droce-replay %s\n", DROCE_VERSION); return REPLAY_EXIT_PASS;
@@ -171,6 +188,11 @@ int replay_parse_args(int argc, char **argv, struct replay_opts *o)
 				 o->rate_fps > 0 || o->rate_bps > 0 || o->print_scenario)) {
 		fprintf(stderr, "droce-replay: --serve takes no --compare, --output, --pace, "
 			"--step, --rate or --print-scenario: it answers what --wire plays\n");
+		return REPLAY_EXIT_INPUT;
+	}
+	if (o->loop > 1 && (o->requester || o->print_scenario)) {
+		fprintf(stderr, "droce-replay: --loop plays droce's responder or the device under "
+			"test again: not with --requester or --print-scenario\n");
 		return REPLAY_EXIT_INPUT;
 	}
 	o->capture = argv[optind];

@@ -142,6 +142,15 @@ uint32_t replay_pmtu(const struct replay_scenario *sc);
 /* The PSNs a request takes: a READ's response packets at @p sc's path MTU, else 1. */
 uint32_t replay_psn_span(const struct droce_pkt *p, const struct replay_scenario *sc);
 
+/* loop.c, --loop N: @p c becomes N passes of itself, PSNs, MSNs and FETCH_ADD results moved
+ * on per pass, and @p sc's receive WRs N times as many. 0, or -1 with the reason (a capture
+ * whose passes would not repeat it). */
+int replay_loop(struct replay_capture *c, struct replay_scenario *sc, unsigned int n,
+		char *err, size_t len);
+/* Only the scenario's part (--serve: the receive WRs N passes need). */
+int replay_loop_scenario(struct replay_scenario *sc, unsigned int n, char *err, size_t len);
+#define REPLAY_MAX_LOOP 100000
+
 /* One frame droce sent. */
 struct replay_out {
 	uint8_t *data;
@@ -186,6 +195,7 @@ struct replay_opts {
 	const char *serve;	/* --serve DEVARGS: the responder on a real port (wire.c) */
 	const char *wire;	/* --wire DEVARGS: play onto a real port (wire.c) */
 	const char *map;	/* --map FILE: the live names --serve writes, --wire reads */
+	unsigned int loop;	/* --loop N: passes (0 or 1: one) */
 	bool quiet;
 };
 

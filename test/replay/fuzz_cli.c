@@ -8,7 +8,8 @@
  * --responder with --scenario, never --requester with --pace, --step, --rate or
  * --no-rd-limit; --map exactly with one of --serve and
  * --wire, neither with --requester, --serve without --compare, --output, --pace, --step or
- * --print-scenario.
+ * --print-scenario; --loop 0 (unset) or 1..REPLAY_MAX_LOOP, more than one pass never with
+ * --requester or --print-scenario.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -68,7 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 ((o.serve != NULL || o.wire != NULL) && o.requester) ||
 			 (o.serve != NULL && (o.compare || o.output || o.pace || o.step ||
 					      o.rate_fps > 0 || o.rate_bps > 0 ||
-					      o.print_scenario))))
+					      o.print_scenario)) ||
+			 o.loop > REPLAY_MAX_LOOP ||
+			 (o.loop > 1 && (o.requester || o.print_scenario))))
 		abort();
 	if (rc != -1 && rc != REPLAY_EXIT_PASS && rc != REPLAY_EXIT_INPUT)
 		abort();

@@ -749,6 +749,81 @@ def requester_detects_differences():
                      out, re.M), out
 
 
+def after_rnr(out):
+    m = re.search(r'^compare: (\d+) rxe NAKs PSN sequence error right after its RNR NAK', out,
+                  re.M)
+    return int(m.group(1)) if m else 0
+
+
+def loop_passes():
+    """--loop 3 in-process: each pass's requests reach droce with the PSNs moved on, and droce's
+    responses match the capture's moved on too (PSN, MSN, READ data, FETCH_ADD original values
+    that grow by the pass's adds): one for one in step mode, coalesced ACKs allowed in fast mode;
+    the captures with a NAK PSN sequence error and with RNR NAKs repeat them in every pass; the
+    SEND captures get three passes' receive WRs."""
+    for name in ('read_bw', 'write_bw', 'atomic_bw', 'send_bw', 'send_bw_rnr', 'write_bw_nak'):
+        n = rxe_responses(name, G1)
+        for mode in (['--step'], []):
+            out = run('-q', '-c', '--loop', '3', *mode, cap(name)).stdout
+            matched, covered, diffs = summary(out)
+            assert diffs == 0 and matched + covered + after_rnr(out) == 3 * n, \
+                f'{name} {mode}: {n} responses per pass\n{out}'
+            assert mode != ['--step'] or matched + after_rnr(out) == 3 * n, out
+            frames = len(pcap_frames(cap(name))[1])
+            assert f'looped: 3 passes of {frames} frames' in out, out
+    sends = len(tshark(cap('send_bw'), ['frame.number'],        # SEND LAST or ONLY
+                       f'ip.dst=={G1} && (infiniband.bth.opcode==2 || infiniband.bth.opcode==4)'))
+    assert sends == 50, sends
+    out = run('-q', '-c', '-1', '--loop', '3', cap('send_bw')).stdout
+    assert f'receive completions: {3 * sends} ok, 0 error' in out, out
+    # the FETCH_ADD results of pass 3 are the capture's plus twice the adds (tshark's values)
+    rows = tshark(cap('atomic_bw'), ['infiniband.reth.va', 'infiniband.atomiceth.swapdt'],
+                  f'ip.dst=={G1} && infiniband.bth.opcode==20')
+    assert len(rows) == 50, rows
+    outp = os.path.join(WORK, 'atomic_loop.pcap')
+    run('-q', '-1', '--loop', '3', '-o', outp, cap('atomic_bw'))
+    adds = {}
+    for va, add in rows:
+        adds[int(va, 0)] = adds.get(int(va, 0), 0) + int(add, 0)
+    orig = [int(v, 0) for (v,) in tshark(cap('atomic_bw'), ['infiniband.atomicacketh.origremdt'],
+                                         'infiniband.bth.opcode==18')]
+    got = [int(v, 0) for (v,) in tshark(outp, ['infiniband.atomicacketh.origremdt'],
+                                        'infiniband.bth.opcode==18')]
+    want = orig + [(o + k * adds[int(va, 0)]) % (1 << 64) for k in (1, 2)
+                   for o, (va, _) in zip(orig, rows)]
+    assert got == want, (got[:4], want[:4], len(got), len(want))
+
+
+def loop_errors():
+    """--loop: a bad count, with -R or --print-scenario: usage (2); a capture whose responder
+    ends the QP with a NAK, and one with a COMPARE_SWAP (atomic_bw's FETCH_ADDs made
+    COMPARE_SWAPs): refused before anything is played (2), the reason named."""
+    for bad in ('0', '-1', 'x', '100001', '3x'):
+        r = run('--loop', bad, cap('read_bw'), code=2)
+        assert f'--loop {bad}: a number of passes, 1 to 100000' in r.stderr, r.stderr
+    for other in (['-R'], ['--print-scenario']):
+        r = run('--loop', '2', *other, cap('read_bw'), code=2)
+        assert 'not with --requester or --print-scenario' in r.stderr, r.stderr
+    r = run('--loop', '2', cap('read_bw'), '--loop', '1')       # the last one counts
+    assert 'looped' not in r.stdout, r.stdout
+    r = run('-c', '--loop', '2', cap('rc_probe_write_bad_rkey'), code=2)
+    assert re.search(r"--loop 2: frame \d+: the responder's NAK 0x62 ends the QP", r.stderr) or \
+        re.search(r"--loop 2: frame \d+: the responder's NAK 0x61 ends the QP", r.stderr), r.stderr
+    head, fr = pcap_frames(cap('atomic_bw'))
+    n = 0
+    for _, f in fr:
+        if len(f) > 42 and f[42] == 0x14:
+            f[42] = 0x13
+            f[-4:] = icrc_v4(f)
+            n += 1
+    assert n == 50
+    path = os.path.join(WORK, 'atomic_cmp_swap.pcap')
+    write_pcap(path, head, fr)
+    run('-q', path)                                             # one pass plays
+    r = run('-q', '--loop', '2', path, code=2)
+    assert re.search(r'--loop 2: frame \d+: a COMPARE_SWAP does not repeat', r.stderr), r.stderr
+
+
 def requester_errors():
     """Bad input for --requester: refused with the reason (exit 2) before droce starts."""
     def err(args, text):
@@ -769,12 +844,13 @@ def requester_errors():
     err(['-R', path], 'and the capture never holds PSN')
 
 
-def serve(name, sock, map_path):
+def serve(name, sock, map_path, *extra):
     """droce-replay --serve on a memif server port: the device under test, another process."""
     if os.path.exists(map_path):
         os.unlink(map_path)
     p = subprocess.Popen([REPLAY, '--serve', f'net_memif0,role=server,id=0,socket={sock},'
-                          'mac=52:54:00:47:00:01,bsize=9216', '--map', map_path, cap(name)],
+                          'mac=52:54:00:47:00:01,bsize=9216', '--map', map_path, *extra,
+                          cap(name)],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for _ in range(300):
         if os.path.exists(map_path) or p.poll() is not None:
@@ -800,19 +876,20 @@ def wire_args(sock, map_path):
 def wire_memif():
     """Wire mode: READ, WRITE and atomic captures played onto a memif port against droce
     --serve in another process, step, paced, at 20 000 frames/s and as fast as the port takes
-    them; every response matches rxe's (one for one in step mode, with coalesced ACKs in the
-    others)."""
+    them, and three passes of it (--loop 3) as fast; every response matches rxe's (one for one
+    in step mode, with coalesced ACKs in the others), the passes' moved on."""
     sock, map_path = os.path.join(WORK, 'memif.sock'), os.path.join(WORK, 'live.map')
     for name in ('read_bw', 'write_bw', 'atomic_bw'):
         n = rxe_responses(name, G1)
-        for mode in (['--step'], ['--pace'], ['--rate', '20000'], []):
-            p = serve(name, sock, map_path)
+        for mode in (['--step'], ['--pace'], ['--rate', '20000'], [], ['--loop', '3']):
+            p = serve(name, sock, map_path, *(mode if mode[:1] == ['--loop'] else []))
             try:
                 out = run('-q', '-c', *mode, *wire_args(sock, map_path), cap(name)).stdout
             finally:
                 served = stop(p)
             matched, covered, diffs = summary(out)
-            assert diffs == 0 and matched + covered == n, f'{name} {mode}\n{out}'
+            passes = int(mode[1]) if mode[:1] == ['--loop'] else 1
+            assert diffs == 0 and matched + covered == passes * n, f'{name} {mode}\n{out}'
             assert mode != ['--step'] or matched == n, out
             assert 'rx_roce' in served, served
 

@@ -4,8 +4,8 @@
 #
 # Build one of droce-replay's fuzz targets with clang (libFuzzer + ASan + UBSan) and run it.
 #   scenario: the scenario parser (INI), seeded with config/replay-*.ini;
-#   derive:   the capture reader and the derived set-up (pcap bytes), seeded with the small
-#             captures of test/captures;
+#   derive:   the capture reader, the derived set-up and --loop's passes (pcap bytes),
+#             seeded with the small captures of test/captures;
 #   cli:      the command line (NUL-separated arguments).
 # usage: run_fuzz.sh scenario|derive|cli SRCDIR WORKDIR [RUNS]
 #   RUNS: number of inputs (default 20000; a long run: 2000000 or more).
@@ -25,7 +25,7 @@ scenario)
 	cp "$src"/config/replay-*.ini "$work/corpus/"
 	dict=(-dict="$src/test/replay/scenario.dict") ;;
 derive)
-	extra=("$app/capture.c" "$app/derive.c" "$app/requester.c" "$src"/lib/wire/wire_*.c)
+	extra=("$app/capture.c" "$app/derive.c" "$app/requester.c" "$app/loop.c" "$src"/lib/wire/wire_*.c)
 	# shellcheck disable=SC2207
 	libs=(-lpcap $(pkg-config --libs libisal))
 	maxlen=65536
