@@ -124,6 +124,18 @@ SCENARIOS = {
                                "Only with Immediate, then an RDMA READ Request with an R_Key "
                                "that names no MR (0xdead00ff): g1 answers NAK remote access "
                                "error (syndrome 0x62).", {}),
+    "rc_probe_send_middle": ("ibv_rc_pingpong -d rxe0 -g 1 -n 3 -s 64",
+                             probe("send_middle"),
+                             "test/replay/rc_probe.py against ibv_rc_pingpong on g1: an RC SEND "
+                             "Middle (opcode 0x01) with no message open: g1 answers NAK "
+                             "invalid request (syndrome 0x61) and its QP goes to the error "
+                             "state (rxe's missing FIRST, a class C error).", {}),
+    "rc_probe_send_long": ("ibv_rc_pingpong -d rxe0 -g 1 -n 3 -s 64",
+                           probe("send_imm", "send_long"),
+                           "test/replay/rc_probe.py against ibv_rc_pingpong on g1: a SEND "
+                           "Only with Immediate, then a SEND Only of 128 bytes into a 64-byte "
+                           "receive WR: g1 answers NAK invalid request (syndrome 0x61; rxe's "
+                           "length error, class C) and fails the receive.", {}),
 }
 
 

@@ -4,14 +4,16 @@
 """A raw RC requester on the rxe rig's host endpoint, for requests no stock tool sends.
 
 usage (in the rig's netns): rc_probe.py GUEST_IP GUEST_MAC OP...
-  OP: send_imm | send_inv | write_bad_rkey | read_bad_rkey
+  OP: send_imm | send_inv | write_bad_rkey | read_bad_rkey | send_middle | send_long
 
 It does ibv_rc_pingpong's TCP exchange with an `ibv_rc_pingpong -s 64` server on GUEST_IP
 (from the netns kernel, 10.47.0.254), advertising the raw endpoint (rxehost0, MAC
 02:47:00:00:00:64, GID ::ffff:10.47.0.100) as its QP, then sends each OP as one RC request
 (64-byte payloads, AckReq set) on rxehost0 with AF_PACKET and waits for the guest's answer;
 it ACKs every SEND the guest sends it. The ICRC comes from test/rig/icrc_check.py. Prints
-one line per frame received. Exit 0 when every OP got a response."""
+one line per frame received. Exit 0 when every OP got a response.
+send_middle is a SEND Middle with no message open (64 bytes), send_long a SEND Only of 128
+bytes, twice what the server's receive WRs hold."""
 import os
 import socket
 import struct
@@ -27,7 +29,7 @@ MY_MAC, MY_IP = bytes.fromhex('024700000064'), '10.47.0.100'
 MY_QPN, MY_PSN = 0xabc, 0x123456
 BAD_RKEY = 0xdead00ff
 OPCODE = {'send_imm': 0x05, 'send_inv': 0x17, 'write_bad_rkey': 0x0a, 'read_bad_rkey': 0x0c,
-          'ack': 0x11}
+          'send_middle': 0x01, 'send_long': 0x04, 'ack': 0x11}
 
 
 def exchange():
@@ -66,6 +68,10 @@ def request(op, dqpn, psn):
         return OPCODE[op], struct.pack('>I', 0x11223344), payload
     if op == 'send_inv':
         return OPCODE[op], struct.pack('>I', BAD_RKEY), payload
+    if op == 'send_middle':
+        return OPCODE[op], b'', payload
+    if op == 'send_long':
+        return OPCODE[op], b'', bytes(range(128))
     if op == 'write_bad_rkey':
         return OPCODE[op], struct.pack('>QII', 0x1000, BAD_RKEY, 64), payload
     return OPCODE[op], struct.pack('>QII', 0x1000, BAD_RKEY, 64), b''   # READ request

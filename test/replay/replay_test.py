@@ -23,6 +23,7 @@ REPLAY, DUMP, CAPS, WORK, CHECK = sys.argv[1:6]
 RESPONSE_OPCODES = {13, 14, 15, 16, 17, 18}   # READ responses, ACK, atomic ACK
 G1, G2 = '10.47.0.1', '10.47.0.2'
 G1_6, G2_6 = 'fd47::1', 'fd47::2'
+PROBE = '10.47.0.100'       # test/replay/rc_probe.py on the rig's host endpoint
 
 
 def run(*args, code=0):
@@ -106,6 +107,9 @@ def golden_pingpong():
     for side in (G1, G2):
         golden('uc_pingpong', responder=side, messages=10)
         golden('ud_pingpong', responder=side, messages=10)
+    # rping over RDMA CM, g1's side (the REP's PSN: doc/droce-replay.md, "Recorded
+    # regressions"); g2's buffer is rewritten by rping between g1's READs, off the wire
+    golden('rping_cm')
 
 
 def golden_scenario_file():
@@ -528,6 +532,33 @@ def probe_imm_inv():
     assert f'receive completions: {len(imm)} ok, {len(inv)} error' in out, out
 
 
+def probe_class_c():
+    """rxe's class C answers, captured with rc_probe.py (doc/droce-replay.md, "Recorded
+    regressions"). rc_probe_send_middle, a SEND Middle with no message open: droce NAKs invalid
+    request as rxe does (one for one, rx_opcode_seq 1); as the requester it is refused (no WR
+    makes a message without its start). rc_probe_send_long, a SEND of 128 bytes into a 64-byte
+    receive WR (the scenario's recv_size 64, as the pingpong posted): droce NAKs invalid request
+    (0x61) and fails the receive, as IBA has it, where rxe 6.1 NAKs remote operational error
+    (0x63): exactly that one difference; as the requester droce matches rxe's requester."""
+    out = run('-c', '-1', cap('rc_probe_send_middle')).stdout
+    assert summary(out) == (1, 0, 0), out
+    assert re.search(r'^  rx_opcode_seq +1$', out, re.M), out
+    r = run('-c', '-R', '-r', PROBE, cap('rc_probe_send_middle'), code=2)
+    assert 'continues a message the capture does not hold the start of' in r.stderr, r.stderr
+    scen = run('--print-scenario', cap('rc_probe_send_long')).stdout
+    assert re.search(r'^recv_size = 128$', scen, re.M), scen     # derived: the longest SEND
+    path = os.path.join(WORK, 'send_long.ini')
+    with open(path, 'w') as f:
+        f.write(re.sub(r'^recv_size = 128$', 'recv_size = 64', scen, flags=re.M))
+    out = run('-q', '-c', '-1', '-s', path, cap('rc_probe_send_long'), code=1).stdout
+    diffs = re.findall(r'^DIFF .*$', out, re.M)
+    assert len(diffs) == 1 and re.fullmatch(
+        r'DIFF capture frame \d+: rxe RC_ACKNOWLEDGE PSN (\d+) syndrome 0x63 MSN 1; droce '
+        r'RC_ACKNOWLEDGE PSN \1 syndrome 0x61 MSN 1 \(droce frame 2\): AETH syndrome differs',
+        diffs[0]), out
+    assert 'receive completions: 1 ok, 1 error' in out, out
+
+
 def synthetic_flush():
     """RDMA FLUSH through droce-replay. The rig's 6.1 kernel predates FLUSH (Linux 6.2), so no
     rxe capture has one: this one is made here from write_bw's first request and first ACK (their
@@ -603,8 +634,10 @@ REQ_CAPTURES = [   # (capture, side droce plays)
     ('read_bw_ipv6', G2_6), ('send_bw_rnr', G2), ('rping_cm', G1), ('rping_cm', G2),
     ('rstream_imm', G1), ('rstream_imm', G2), ('rc_probe_imm_inv', G1),
     ('rc_probe_read_bad_rkey', G1), ('rc_probe_write_bad_rkey', G1), ('write_bw_nak', G2),
+    ('rc_probe_imm_inv', PROBE), ('rc_probe_read_bad_rkey', PROBE),
+    ('rc_probe_write_bad_rkey', PROBE), ('rc_probe_send_long', PROBE),
 ]
-REQUEST_OPCODES = set(range(0, 13)) | {19, 20} | set(range(32, 44))   # RC and UC
+REQUEST_OPCODES = set(range(0, 13)) | {19, 20, 22, 23} | set(range(32, 44))   # RC and UC
 
 
 def rxe_requests(name, side):
