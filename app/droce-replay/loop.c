@@ -38,12 +38,21 @@ struct fadd {
 	uint64_t va, total;	/* what a pass adds there */
 };
 
+/* The first request of the capture with a (DestQP, PSN): open addressing, frame + 1. */
+struct slot {
+	uint64_t key;
+	uint32_t frame;
+};
+
 struct loop {
 	const struct replay_capture *c;
 	const struct replay_scenario *sc;
 	struct pass_qp qp[REPLAY_MAX_QP];
 	struct fadd fa[LOOP_MAX_ADDRS];
 	unsigned int n_fa;
+	struct slot *slot;		/* the requests by (DestQP, PSN) */
+	size_t n_slot;			/* a power of two */
+	const struct fadd **ack_fa;	/* per frame: the address an atomic ACK answers */
 	char *err;
 	size_t len;
 };
@@ -139,6 +148,52 @@ static int messages(struct loop *l)
 	return rc;
 }
 
+static uint64_t req_key(const struct replay_frame *f)
+{
+	return (uint64_t)droce_bth_qpn(bth(f)) << 24 | droce_bth_psn(bth(f));
+}
+
+/* The requests by (DestQP, PSN), each key's first frame kept. */
+static int index_requests(struct loop *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < l->c->n; i++)
+		n += l->c->f[i].kind == RF_REQUEST;
+	for (l->n_slot = 64; l->n_slot < 2 * (size_t)n; l->n_slot *= 2)
+		;
+	l->slot = calloc(l->n_slot, sizeof(*l->slot));
+	if (l->slot == NULL)
+		return replay_errf(l->err, l->len, "out of memory");
+	for (i = 0; i < l->c->n; i++) {
+		uint64_t key;
+		size_t h;
+
+		if (l->c->f[i].kind != RF_REQUEST)
+			continue;
+		key = req_key(&l->c->f[i]);
+		for (h = (key * 0x9e3779b97f4a7c15ull) >> 20 & (l->n_slot - 1);
+		     l->slot[h].frame != 0 && l->slot[h].key != key; h = (h + 1) & (l->n_slot - 1))
+			;
+		if (l->slot[h].frame == 0)
+			l->slot[h] = (struct slot){ key, i + 1 };
+	}
+	return 0;
+}
+
+/* The capture's first request to DestQP @p qpn at @p psn (frame index), or -1. */
+static int first_request(const struct loop *l, uint32_t qpn, uint32_t psn)
+{
+	uint64_t key = (uint64_t)qpn << 24 | psn;
+	size_t h;
+
+	for (h = (key * 0x9e3779b97f4a7c15ull) >> 20 & (l->n_slot - 1); l->slot[h].frame != 0;
+	     h = (h + 1) & (l->n_slot - 1))
+		if (l->slot[h].key == key)
+			return (int)l->slot[h].frame - 1;
+	return -1;
+}
+
 static struct fadd *fadd_find(struct loop *l, uint32_t rkey, uint64_t va)
 {
 	unsigned int i;
@@ -149,20 +204,12 @@ static struct fadd *fadd_find(struct loop *l, uint32_t rkey, uint64_t va)
 	return NULL;
 }
 
-/* The first earlier request to the same QP with @p f's PSN, i.e. @p f is a resend. */
+/* Request frame @p i is a resend: an earlier request has its DestQP and PSN. */
 static bool resent(const struct loop *l, unsigned int i)
 {
 	const struct replay_frame *f = &l->c->f[i];
-	unsigned int j;
 
-	for (j = 0; j < i; j++) {
-		const struct replay_frame *g = &l->c->f[j];
-
-		if (g->kind == RF_REQUEST && droce_bth_qpn(bth(g)) == droce_bth_qpn(bth(f)) &&
-		    droce_bth_psn(bth(g)) == droce_bth_psn(bth(f)))
-			return true;
-	}
-	return false;
+	return first_request(l, droce_bth_qpn(bth(f)), droce_bth_psn(bth(f))) != (int)i;
 }
 
 /* Pass 3: what each pass adds per FETCH_ADD address; refuse what would not repeat. */
@@ -217,29 +264,37 @@ static int atomics(struct loop *l)
 	return 0;
 }
 
-/* The FETCH_ADD address the atomic ACK @p f answers (the request with its QP and PSN). */
-static const struct fadd *answered(struct loop *l, const struct replay_frame *f, int q)
+/* Per atomic ACK of a scenario QP: the FETCH_ADD address it answers (the request with its
+ * QP and PSN), NULL for any other frame. */
+static int ack_addresses(struct loop *l)
 {
 	unsigned int i;
 
+	l->ack_fa = calloc(l->c->n, sizeof(*l->ack_fa));
+	if (l->ack_fa == NULL)
+		return replay_errf(l->err, l->len, "out of memory");
 	for (i = 0; i < l->c->n; i++) {
-		const struct replay_frame *g = &l->c->f[i];
+		const struct replay_frame *f = &l->c->f[i], *g;
 		const struct droce_atmeth *a;
+		int q = f->kind == RF_RESPONSE ? qp_of(l, f) : -1, j;
 
-		if (g->kind != RF_REQUEST || g->pkt.opcode != DROCE_OP_RC_FETCH_ADD ||
-		    droce_bth_qpn(bth(g)) != l->sc->qp[q].cap_qpn ||
-		    droce_bth_psn(bth(g)) != droce_bth_psn(bth(f)))
+		if (q < 0 || !(f->pkt.mask & DROCE_M_ATMACK))
+			continue;
+		j = first_request(l, l->sc->qp[q].cap_qpn, droce_bth_psn(bth(f)));
+		g = j >= 0 ? &l->c->f[j] : NULL;
+		if (g == NULL || g->pkt.opcode != DROCE_OP_RC_FETCH_ADD)
 			continue;
 		a = droce_pkt_ext(&g->pkt, DROCE_HDR_ATMETH);
-		return fadd_find(l, rte_be_to_cpu_32(a->rkey), rte_be_to_cpu_64(a->va));
+		l->ack_fa[i] = fadd_find(l, rte_be_to_cpu_32(a->rkey), rte_be_to_cpu_64(a->va));
 	}
-	return NULL;
+	return 0;
 }
 
-/* Frame @p f of pass @p k into @p out (its data copied, moved on, parsed again). */
-static int pass_frame(struct loop *l, const struct replay_frame *f, unsigned int k,
-		      uint64_t shift_us, struct replay_frame *out)
+/* Frame @p i of pass @p k into @p out (its data copied, moved on, parsed again). */
+static int pass_frame(struct loop *l, unsigned int i, unsigned int k, uint64_t shift_us,
+		      struct replay_frame *out)
 {
+	const struct replay_frame *f = &l->c->f[i];
 	int q = k > 0 ? qp_of(l, f) : -1;
 	struct droce_bth *b;
 
@@ -270,7 +325,7 @@ static int pass_frame(struct loop *l, const struct replay_frame *f, unsigned int
 				       droce_aeth_msn(a) + k * l->qp[q].msgs);
 		}
 		if (p->mask & DROCE_M_ATMACK) {
-			const struct fadd *x = answered(l, f, q);
+			const struct fadd *x = l->ack_fa[i];
 			struct droce_atmack *a = (struct droce_atmack *)(out->data + p->bth_off +
 				droce_opcode_table[p->opcode].offset[DROCE_HDR_ATMACK]);
 
@@ -286,21 +341,59 @@ static int pass_frame(struct loop *l, const struct replay_frame *f, unsigned int
 	return 0;
 }
 
-int replay_loop_scenario(struct replay_scenario *sc, unsigned int n, char *err, size_t len)
+/* N passes' receive WRs (recv_post = start) fit every QP: 0, or -1 with the reason. */
+static int recv_check(const struct replay_scenario *sc, unsigned int n, char *err, size_t len)
 {
 	unsigned int i;
 
 	for (i = 0; i < sc->n_qp; i++) {
-		struct replay_qp *q = &sc->qp[i];
+		const struct replay_qp *q = &sc->qp[i];
 
-		if (q->recv_follow)	/* posted per request, every pass */
-			continue;
-		if ((uint64_t)q->recv_wrs * n > REPLAY_MAX_RECV_WRS)
+		if (!q->recv_follow && (uint64_t)q->recv_wrs * n > REPLAY_MAX_RECV_WRS)
 			return replay_errf(err, len, "[qp %#x]: %u passes need %" PRIu64 " receive "
 					   "WRs, more than %u", q->cap_qpn, n,
 					   (uint64_t)q->recv_wrs * n, REPLAY_MAX_RECV_WRS);
-		q->recv_wrs *= n;
 	}
+	return 0;
+}
+
+int replay_loop_scenario(struct replay_scenario *sc, unsigned int n, char *err, size_t len)
+{
+	unsigned int i;
+
+	if (recv_check(sc, n, err, len) != 0)
+		return -1;
+	for (i = 0; i < sc->n_qp; i++)
+		if (!sc->qp[i].recv_follow)	/* else posted per request, every pass */
+			sc->qp[i].recv_wrs *= n;
+	return 0;
+}
+
+/* The N passes into a new frame array; -1 on failure (nothing changed). */
+static int passes(struct loop *l, struct replay_capture *c, unsigned int n)
+{
+	uint64_t span = c->f[c->n - 1].ts_us - c->f[0].ts_us;
+	uint64_t gap = c->n > 1 ? span / (c->n - 1) : 1000;
+	struct replay_frame *f = calloc((size_t)c->n * n, sizeof(*f));
+	unsigned int i, k;
+
+	if (f == NULL)
+		return replay_errf(l->err, l->len, "out of memory");
+	for (k = 0; k < n; k++)
+		for (i = 0; i < c->n; i++)
+			if (pass_frame(l, i, k, k * (span + gap), &f[k * c->n + i]) != 0) {
+				unsigned int j;
+
+				for (j = 0; j <= k * c->n + i; j++)
+					free(f[j].data);
+				free(f);
+				return -1;
+			}
+	for (i = 0; i < c->n; i++)
+		free(c->f[i].data);
+	free(c->f);
+	c->f = f;
+	c->n *= n;
 	return 0;
 }
 
@@ -308,9 +401,9 @@ int replay_loop(struct replay_capture *c, struct replay_scenario *sc, unsigned i
 		char *err, size_t len)
 {
 	static struct loop l;	/* large: not on the stack */
-	struct replay_frame *f;
-	uint64_t bytes = 0, span, gap;
-	unsigned int i, k;
+	uint64_t bytes = 0;
+	unsigned int i;
+	int rc;
 
 	if (n <= 1 || c->n == 0)
 		return 0;
@@ -325,29 +418,12 @@ int replay_loop(struct replay_capture *c, struct replay_scenario *sc, unsigned i
 		return replay_errf(err, len, "%u passes of %u frames (%" PRIu64 " bytes): more "
 				   "than %u frames or %llu MiB in all", n, c->n, bytes,
 				   LOOP_MAX_FRAMES, LOOP_MAX_BYTES >> 20);
-	if (psn_spans(&l) != 0 || messages(&l) != 0 || atomics(&l) != 0 ||
-	    replay_loop_scenario(sc, n, err, len) != 0)
-		return -1;
-	f = calloc((size_t)c->n * n, sizeof(*f));
-	if (f == NULL)
-		return replay_errf(err, len, "out of memory");
-	span = c->f[c->n - 1].ts_us - c->f[0].ts_us;
-	gap = c->n > 1 ? span / (c->n - 1) : 1000;
-	for (k = 0; k < n; k++)
-		for (i = 0; i < c->n; i++)
-			if (pass_frame(&l, &c->f[i], k, k * (span + gap), &f[k * c->n + i]) != 0) {
-				unsigned int j;
-
-				for (j = 0; j < k * c->n + i; j++)
-					free(f[j].data);
-				free(f[k * c->n + i].data);
-				free(f);
-				return -1;
-			}
-	for (i = 0; i < c->n; i++)
-		free(c->f[i].data);
-	free(c->f);
-	c->f = f;
-	c->n *= n;
-	return 0;
+	rc = index_requests(&l) != 0 || psn_spans(&l) != 0 || messages(&l) != 0 ||
+	     atomics(&l) != 0 || ack_addresses(&l) != 0 || recv_check(sc, n, err, len) != 0 ||
+	     passes(&l, c, n) != 0 ? -1 : 0;
+	if (rc == 0)	/* checked: it cannot fail now */
+		(void)replay_loop_scenario(sc, n, err, len);
+	free(l.slot);
+	free(l.ack_fa);
+	return rc;
 }
