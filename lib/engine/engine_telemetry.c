@@ -289,14 +289,6 @@ static const char *qp_type_str(enum ibv_qp_type t)
 	}
 }
 
-static const char *qp_state_str(enum ibv_qp_state s)
-{
-	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE",
-					     "ERR" };
-
-	return (unsigned int)s < RTE_DIM(names) ? names[s] : "UNKNOWN";
-}
-
 static void put_fill(struct rte_tel_data *d, const char *pfx, const struct verbs_fill *f)
 {
 	char name[32];
@@ -313,7 +305,7 @@ static void put_qp(struct rte_tel_data *d, const struct tel_qp *q)
 {
 	rte_tel_data_add_dict_u64(d, "qpn", q->qpn);
 	rte_tel_data_add_dict_string(d, "type", qp_type_str(q->type));
-	rte_tel_data_add_dict_string(d, "state", qp_state_str(q->state));
+	rte_tel_data_add_dict_string(d, "state", transport_qp_state_name(q->state));
 	rte_tel_data_add_dict_u64(d, "dest_qpn", q->t.dqpn);
 	rte_tel_data_add_dict_u64(d, "sq_psn", q->t.sq_psn);
 	rte_tel_data_add_dict_u64(d, "unacked_psn", q->t.comp_psn);

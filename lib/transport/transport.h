@@ -168,6 +168,10 @@ struct droce_counters *transport_qp_counters(struct transport_qp *t);
 /** Description of counter @p i (droce_counter_name()'s order), or NULL past the end. */
 const char *transport_counter_desc(unsigned int i);
 
+/** A QP state's name as the verbs man pages write it ("RESET" ... "ERR"), "UNKNOWN" for a
+ * value that is no enum ibv_qp_state. */
+const char *transport_qp_state_name(unsigned int state);
+
 /** A QP's protocol state as observability shows it (telemetry, lib/engine/engine_telemetry.c). */
 struct transport_qp_info {
 	uint32_t dqpn;			/**< destination QP (RC/UC; 0 before RTR) */

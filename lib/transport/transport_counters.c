@@ -58,3 +58,10 @@ void transport_qp_info(const struct transport_qp *t, struct transport_qp_info *o
 	out->cc_cuts = t->cc.cuts;
 	out->cc_incs = t->cc.incs;
 }
+
+const char *transport_qp_state_name(unsigned int state)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return state < RTE_DIM(names) ? names[state] : "UNKNOWN";
+}

@@ -108,13 +108,6 @@ struct pcap_rec_hdr {
 	uint32_t sec, usec, caplen, len;
 };
 
-static const char *state_name(uint8_t st)
-{
-	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
-
-	return st < RTE_DIM(names) ? names[st] : "?";
-}
-
 /* Wall-clock microseconds of TSC @p tsc, from the pair (@p now_tsc, @p now_us). */
 static uint64_t wall_us(uint64_t tsc, uint64_t now_tsc, uint64_t now_us)
 {
@@ -163,7 +156,7 @@ static int write_json(const struct transport_qp *t, const char *path, const char
 	fprintf(f, "{\"device\": \"%s\", \"qpn\": %" PRIu32 ", \"dest_qpn\": %" PRIu32
 		", \"why\": \"%s\", \"state\": \"%s\", \"recorded\": %" PRIu64
 		", \"overwritten\": %" PRIu64 ",\n \"entries\": [", r->dev, t->qpn, t->dqpn, why,
-		state_name((uint8_t)t->state), r->n, first);
+		transport_qp_state_name(t->state), r->n, first);
 	for (i = first; i < r->n; i++) {
 		const struct trec_entry *e = &r->e[i & r->mask];
 		uint64_t us = wall_us(e->tsc, now_tsc, now_us);
@@ -176,7 +169,8 @@ static int write_json(const struct transport_qp *t, const char *path, const char
 				e->dir == TREC_TX ? "tx" : "rx", e->len);
 		fprintf(f, ", \"state\": \"%s\", \"req_psn\": %" PRIu32 ", \"comp_psn\": %" PRIu32
 			", \"epsn\": %" PRIu32 ", \"cwnd\": %" PRIu32 ", \"retry_left\": %u"
-			", \"rnr_left\": %u, \"rate_kbps\": %" PRIu32 "}", state_name(e->state),
+			", \"rnr_left\": %u, \"rate_kbps\": %" PRIu32 "}",
+			transport_qp_state_name(e->state),
 			e->req_psn, e->comp_psn, e->epsn, e->cwnd, e->retry_left, e->rnr_left,
 			e->rate_kbps);
 	}
